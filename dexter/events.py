@@ -1,0 +1,238 @@
+"""Agent events: the contract between the loop and every renderer.
+
+The loop yields these; the live terminal view, the plain-line printer, ``--json`` output,
+the scratchpad and ``dexter replay`` all consume them. Field names are snake_case and every
+event serialises to a flat JSON object with a ``type`` key (``to_dict``); ``event_from_dict``
+turns such an object back into the event, which is how replay works.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+StreamMode = Literal["requesting", "responding", "thinking", "tool_input", "tool_use"]
+ApprovalChoice = Literal["allow-once", "allow-session", "allow-always", "deny"]
+RunStatus = Literal["ok", "error", "max_iterations", "interrupted"]
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """Base class: every event has a ``type`` tag."""
+
+    type: ClassVar[str] = "event"
+
+    def to_dict(self) -> dict[str, Any]:
+        data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        return {"type": self.type, **data}
+
+
+@dataclass(frozen=True, slots=True)
+class RunStart(Event):
+    """A run began. Carries what a renderer needs for its header."""
+
+    type: ClassVar[str] = "run_start"
+    query: str
+    model: str
+    provider: str
+    scratchpad: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Thinking(Event):
+    """Text the model wrote alongside tool calls (its plan or interim reasoning)."""
+
+    type: ClassVar[str] = "thinking"
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class StreamProgress(Event):
+    """Characters streamed since the last progress event, and what kind of output it is."""
+
+    type: ClassVar[str] = "stream_progress"
+    char_delta: int
+    mode: StreamMode
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerDelta(Event):
+    """A piece of streamed reply text (it may turn out to be thinking if tool calls follow)."""
+
+    type: ClassVar[str] = "answer_delta"
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderRetry(Event):
+    """A provider call failed with a retryable error and will be tried again."""
+
+    type: ClassVar[str] = "provider_retry"
+    attempt: int
+    delay_s: float
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolStart(Event):
+    type: ClassVar[str] = "tool_start"
+    tool: str
+    args: dict[str, Any]
+    tool_call_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolProgress(Event):
+    type: ClassVar[str] = "tool_progress"
+    tool: str
+    message: str
+    tool_call_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolEnd(Event):
+    type: ClassVar[str] = "tool_end"
+    tool: str
+    args: dict[str, Any]
+    result: str
+    duration_ms: int
+    tool_call_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolError(Event):
+    type: ClassVar[str] = "tool_error"
+    tool: str
+    error: str
+    tool_call_id: str
+    args: dict[str, Any] = field(default_factory=dict)
+    duration_ms: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ToolLimit(Event):
+    """A soft tool limit warning. Never blocks the call."""
+
+    type: ClassVar[str] = "tool_limit"
+    tool: str
+    warning: str
+    tool_call_id: str = ""
+    blocked: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ToolApproval(Event):
+    """The user (or a pre-approval) decided on a call that needed approval."""
+
+    type: ClassVar[str] = "tool_approval"
+    tool: str
+    args: dict[str, Any]
+    decision: ApprovalChoice
+    tool_call_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolDenied(Event):
+    type: ClassVar[str] = "tool_denied"
+    tool: str
+    args: dict[str, Any]
+    reason: str
+    tool_call_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Microcompact(Event):
+    type: ClassVar[str] = "microcompact"
+    cleared: int
+    tokens_saved: int
+    trigger: Literal["count", "tokens"]
+
+
+@dataclass(frozen=True, slots=True)
+class Compaction(Event):
+    type: ClassVar[str] = "compaction"
+    phase: Literal["start", "end"]
+    success: bool | None = None
+    pre_tokens: int = 0
+    post_tokens: int = 0
+    model: str = ""
+    error: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryFlush(Event):
+    type: ClassVar[str] = "memory_flush"
+    phase: Literal["start", "end"]
+    files_written: list[str] = field(default_factory=list)
+    error: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryRecalled(Event):
+    """Memory loaded into the system prompt at the start of a session."""
+
+    type: ClassVar[str] = "memory_recalled"
+    files: list[str]
+    tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class ContextCleared(Event):
+    type: ClassVar[str] = "context_cleared"
+    cleared_count: int
+    kept_count: int
+    reason: Literal["threshold", "overflow"] = "threshold"
+
+
+@dataclass(frozen=True, slots=True)
+class QueueDrain(Event):
+    type: ClassVar[str] = "queue_drain"
+    message_count: int
+    merged_text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Done(Event):
+    """The run ended. ``status`` says how; ``answer`` holds the answer or the error text."""
+
+    type: ClassVar[str] = "done"
+    answer: str
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    iterations: int = 0
+    total_time_ms: int = 0
+    token_usage: dict[str, int] = field(default_factory=dict)
+    tokens_per_second: float = 0.0
+    status: RunStatus = "ok"
+    context_tokens: int = 0
+    context_threshold: int = 0
+    model: str = ""
+    error_kind: str = ""
+
+
+AgentEvent = (
+    RunStart | Thinking | StreamProgress | AnswerDelta | ProviderRetry | ToolStart | ToolProgress
+    | ToolEnd | ToolError | ToolLimit | ToolApproval | ToolDenied | Microcompact | Compaction
+    | MemoryFlush | MemoryRecalled | ContextCleared | QueueDrain | Done
+)
+
+EVENT_TYPES: dict[str, type[Event]] = {
+    cls.type: cls
+    for cls in (
+        RunStart, Thinking, StreamProgress, AnswerDelta, ProviderRetry, ToolStart, ToolProgress,
+        ToolEnd, ToolError, ToolLimit, ToolApproval, ToolDenied, Microcompact, Compaction,
+        MemoryFlush, MemoryRecalled, ContextCleared, QueueDrain, Done,
+    )
+}
+
+
+def event_from_dict(data: dict[str, Any]) -> Event | None:
+    """Rebuild an event from ``to_dict`` output; unknown types or bad fields give None."""
+    cls = EVENT_TYPES.get(str(data.get("type", "")))
+    if cls is None:
+        return None
+    names = {f.name for f in dataclasses.fields(cls)}
+    try:
+        return cls(**{k: v for k, v in data.items() if k in names})
+    except TypeError:
+        return None

@@ -1,0 +1,149 @@
+"""The provider-neutral message model.
+
+Every part of dexter (the loop, the context stages, the scratchpad, the provider adapters)
+speaks in these types. Adapters translate them to and from each SDK's wire format; nothing
+else knows about provider formats.
+
+Messages are immutable: a context stage returns a new list with replaced messages, so the
+same list can be compared before and after a stage (``is`` tells "nothing changed").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+UserKind = Literal["query", "history", "note", "queued", "summary"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """A call the model asked for. ``arguments`` is the parsed JSON object.
+
+    When the model sent arguments that are not a JSON object, ``arguments`` is empty and
+    ``invalid_arguments`` keeps the raw text so the executor can report it.
+    """
+
+    id: str
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+    invalid_arguments: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingBlock:
+    """Model reasoning kept verbatim so it can be sent back (Anthropic needs the signature)."""
+
+    text: str = ""
+    signature: str | None = None
+    redacted_data: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SystemMessage:
+    """The system prompt. Always the first message of a request."""
+
+    content: str
+    role: Literal["system"] = "system"
+
+
+@dataclass(frozen=True, slots=True)
+class UserMessage:
+    """Text from the user or injected on the user's side.
+
+    ``kind`` says where it came from: the query of this run, earlier-session history, a
+    note the loop appends (tool usage), a queued follow-up, or a compaction summary.
+    """
+
+    content: str
+    kind: UserKind = "query"
+    role: Literal["user"] = "user"
+
+
+@dataclass(frozen=True, slots=True)
+class AssistantMessage:
+    """A model reply: free text, reasoning blocks and tool calls."""
+
+    text: str = ""
+    thinking: tuple[ThinkingBlock, ...] = ()
+    tool_calls: tuple[ToolCall, ...] = ()
+    role: Literal["assistant"] = "assistant"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResultMessage:
+    """The result of one tool call, paired with it by ``tool_call_id``."""
+
+    tool_call_id: str
+    name: str
+    content: str
+    is_error: bool = False
+    role: Literal["tool"] = "tool"
+
+
+Message = SystemMessage | UserMessage | AssistantMessage | ToolResultMessage
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Token usage reported by a provider for one call (or summed over calls)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_read_tokens + other.cache_read_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
+        )
+
+    def to_dict(self) -> dict[str, int]:
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cache_read_tokens": self.cache_read_tokens,
+            "cache_write_tokens": self.cache_write_tokens,
+            "total_tokens": self.total_tokens,
+        }
+
+
+def message_text(message: Message) -> str:
+    """All the text a message carries, for token estimation and search."""
+    if isinstance(message, AssistantMessage):
+        parts = [message.text]
+        parts.extend(block.text for block in message.thinking)
+        parts.extend(f"{call.name} {call.invalid_arguments or call.arguments}" for call in message.tool_calls)
+        return "\n".join(p for p in parts if p)
+    return message.content
+
+
+def message_to_dict(message: Message) -> dict[str, Any]:
+    """A JSON-ready form of a message (used by ``--trace`` dumps and tests)."""
+    if isinstance(message, AssistantMessage):
+        return {
+            "role": "assistant",
+            "text": message.text,
+            "thinking": [
+                {"text": b.text, "signature": b.signature, "redacted_data": b.redacted_data}
+                for b in message.thinking
+            ],
+            "tool_calls": [
+                {"id": c.id, "name": c.name, "arguments": c.arguments,
+                 "invalid_arguments": c.invalid_arguments}
+                for c in message.tool_calls
+            ],
+        }
+    if isinstance(message, ToolResultMessage):
+        return {"role": "tool", "tool_call_id": message.tool_call_id, "name": message.name,
+                "content": message.content, "is_error": message.is_error}
+    if isinstance(message, UserMessage):
+        return {"role": "user", "kind": message.kind, "content": message.content}
+    return {"role": "system", "content": message.content}

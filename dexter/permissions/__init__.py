@@ -1,0 +1,1 @@
+"""Permission decisions for tool calls (allow, ask, deny), made before a call runs."""

@@ -1,0 +1,47 @@
+"""The permission contract between the tool executor and the permission engine."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+Behavior = Literal["allow", "ask", "deny"]
+
+
+@dataclass(frozen=True, slots=True)
+class PermissionDecision:
+    """What to do with one tool call, and why.
+
+    ``session_key`` groups calls that one "allow for this session" approval covers;
+    ``proposed_rule`` is the rule an "always allow" answer would save (None: not offered);
+    ``cacheable`` false means a session approval must not cover later calls.
+    """
+
+    behavior: Behavior
+    reason: str = ""
+    session_key: str = ""
+    proposed_rule: str | None = None
+    cacheable: bool = True
+
+
+class PermissionEngine(Protocol):
+    """Decides every tool call before it runs. Implementations must fail closed."""
+
+    def evaluate(self, tool_name: str, args: dict[str, Any], needs_approval: bool) -> PermissionDecision:
+        """Decide one call."""
+
+    def add_rule(self, kind: Behavior, rule: str) -> None:
+        """Persist a rule (used by "always allow")."""
+
+
+class DefaultPermissions:
+    """The minimal engine: tools that declare ``needs_approval`` ask, everything else runs."""
+
+    def evaluate(self, tool_name: str, args: dict[str, Any], needs_approval: bool) -> PermissionDecision:
+        if needs_approval:
+            return PermissionDecision("ask", f"{tool_name} changes things and needs your approval.",
+                                      session_key=tool_name)
+        return PermissionDecision("allow", "Auto-approved.", session_key=tool_name)
+
+    def add_rule(self, kind: Behavior, rule: str) -> None:
+        return None

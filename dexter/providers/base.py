@@ -1,0 +1,80 @@
+"""The model interface the loop talks to, independent of any SDK.
+
+A ``ChatModel`` takes a ``ModelRequest`` (system prompt, neutral messages, tool specs) and
+either streams ``StreamChunk``s ending in one ``ModelResponse``, or returns the response in
+one blocking call. Adapters in ``openai_chat.py`` and ``anthropic_messages.py`` implement it
+over the official SDKs; tests can implement it with a scripted queue.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from dexter.messages import AssistantMessage, Message, Usage
+
+ChunkKind = Literal["text", "thinking", "tool_input"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """A tool as the model sees it."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRequest:
+    """One call to a model. ``tools`` empty means no tools are bound (compaction)."""
+
+    system: str
+    messages: tuple[Message, ...]
+    tools: tuple[ToolSpec, ...] = ()
+    max_tokens: int = 8192
+    temperature: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StreamChunk:
+    """A piece of streamed output."""
+
+    kind: ChunkKind
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ModelResponse:
+    """The complete reply of one call."""
+
+    message: AssistantMessage
+    usage: Usage = field(default_factory=Usage)
+    stop_reason: str = ""
+    model: str = ""
+
+
+@runtime_checkable
+class ChatModel(Protocol):
+    """What every provider adapter offers."""
+
+    @property
+    def model(self) -> str:
+        """The model id sent to the provider."""
+
+    @property
+    def provider_id(self) -> str:
+        """The provider id (``openai``, ``anthropic``, ...)."""
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk | ModelResponse]:
+        """Stream chunks, then exactly one ``ModelResponse`` last.
+
+        Raises ``ProviderError`` (from ``dexter.providers.errors``) on failure.
+        """
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        """One blocking call. Raises ``ProviderError`` on failure."""
+
+    async def aclose(self) -> None:
+        """Release HTTP connections."""

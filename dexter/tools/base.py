@@ -1,0 +1,115 @@
+"""What a tool is: a name, a pydantic parameter model, flags, and an async ``run``.
+
+The parameter model is the one schema source for both providers: adapters turn
+``Tool.json_schema()`` into OpenAI ``function`` tools or Anthropic ``input_schema`` tools.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+if TYPE_CHECKING:
+    from dexter.config import Settings
+    from dexter.providers.base import ChatModel
+
+P = TypeVar("P", bound=BaseModel)
+
+ProgressFn = Callable[[str], None]
+# Asks the user 1-4 questions; returns the formatted answer text, or None when no user is present.
+UserInputFn = Callable[[list[dict[str, Any]]], Awaitable[dict[str, Any] | None]]
+
+
+class ToolFailure(Exception):
+    """Raised by a tool for an expected failure; the message is shown to the model as is."""
+
+
+@dataclass
+class ToolContext:
+    """What a running tool may use. Built once per run by the agent."""
+
+    settings: Settings
+    cwd: Path
+    home: Path
+    progress: ProgressFn = lambda _msg: None
+    fast_model: ChatModel | None = None
+    model: ChatModel | None = None
+    request_user_input: UserInputFn | None = None
+    interactive: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def with_progress(self, progress: ProgressFn) -> ToolContext:
+        """A copy whose progress messages go to ``progress`` (one per tool call)."""
+        return ToolContext(
+            settings=self.settings, cwd=self.cwd, home=self.home, progress=progress,
+            fast_model=self.fast_model, model=self.model,
+            request_user_input=self.request_user_input, interactive=self.interactive,
+            extra=self.extra,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOutput:
+    """A tool's result: text for the model, plus optional source URLs for the answer."""
+
+    content: str
+    source_urls: tuple[str, ...] = ()
+    is_error: bool = False
+
+
+class Tool(ABC, Generic[P]):
+    """Base class for every tool.
+
+    Subclasses set the class attributes and implement ``run``.
+
+    - ``concurrency_safe``: may run in parallel with other safe calls (read-only tools).
+    - ``compactable``: its old results may be cleared from the context later, because
+      the model can fetch them again.
+    - ``needs_approval``: the permission engine asks before it runs (writes, shell).
+    """
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    params: ClassVar[type[BaseModel]]
+    concurrency_safe: ClassVar[bool] = False
+    compactable: ClassVar[bool] = False
+    needs_approval: ClassVar[bool] = False
+
+    @abstractmethod
+    async def run(self, args: P, ctx: ToolContext) -> str | ToolOutput:
+        """Do the work. Raise ``ToolFailure`` for an expected error the model should see."""
+
+    def json_schema(self) -> dict[str, Any]:
+        """The JSON schema of the parameters, without pydantic's title noise."""
+        schema = self.params.model_json_schema()
+        schema.pop("title", None)
+        for prop in schema.get("properties", {}).values():
+            if isinstance(prop, dict):
+                prop.pop("title", None)
+        schema.setdefault("properties", {})
+        return schema
+
+    def parse_args(self, arguments: dict[str, Any]) -> P:
+        """Validate raw arguments; raises ``ToolFailure`` naming each bad field."""
+        try:
+            return self.params.model_validate(arguments)  # type: ignore[return-value]
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {err['msg']}"
+                for err in exc.errors()
+            )
+            raise ToolFailure(f"Invalid arguments for {self.name}: {problems}") from None
+
+
+def format_result(data: Any, source_urls: list[str] | None = None) -> str:
+    """The common JSON envelope tools return: ``{"data": ..., "source_urls": [...]}``."""
+    payload: dict[str, Any] = {"data": data}
+    if source_urls:
+        payload["source_urls"] = list(dict.fromkeys(source_urls))
+    return json.dumps(payload, ensure_ascii=False, default=str)
