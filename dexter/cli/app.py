@@ -1,1 +1,103 @@
-def main() -> None: ...
+"""The ``dexter`` command. Subcommands import their machinery lazily so start-up stays fast."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from dexter import __version__
+
+app = typer.Typer(
+    add_completion=False,
+    invoke_without_command=True,
+    no_args_is_help=False,
+    rich_markup_mode=None,
+    help="dexter: a terminal research agent for deep financial research.",
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+ConfigOpt = Annotated[
+    Path | None, typer.Option("--config", "-c", help="TOML config file (else DEXTER_CONFIG, else the user config dir).")
+]
+ModelOpt = Annotated[
+    str | None, typer.Option("--model", "-m", help="Model, e.g. gpt-5.6-sol, claude-sonnet-4-6, ollama:llama3.1, provider:model.")
+]
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"dexter {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def main_callback(
+    ctx: typer.Context,
+    version: Annotated[bool, typer.Option("--version", "-V", callback=_version, is_eager=True,
+                                          help="Print the version and exit.")] = False,
+    model: ModelOpt = None,
+    config: ConfigOpt = None,
+    no_memory: Annotated[bool, typer.Option("--no-memory", help="Turn persistent memory off.")] = False,
+) -> None:
+    """Run with no command to open an interactive research session."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from dexter.cli.repl_entry import start_repl
+
+    raise typer.Exit(start_repl(model=model, config=config, no_memory=no_memory))
+
+
+@app.command()
+def ask(
+    question: Annotated[str, typer.Argument(help="The research question.")],
+    model: ModelOpt = None,
+    max_iterations: Annotated[int | None, typer.Option("--max-iterations", min=1, help="Most model calls in the run (default 10).")] = None,
+    allow: Annotated[list[str] | None, typer.Option("--allow", help="Pre-approve a tool (write_file, bash, ...) or a rule such as 'Bash(git log:*)'. Repeatable.")] = None,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Approve every call that would ask (the deny floor still applies).")] = False,
+    config: ConfigOpt = None,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Also write the final answer to this markdown file.")] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object per event instead of the live view.")] = False,
+    trace: Annotated[bool, typer.Option("--trace", help="Log each context stage to stderr (also DEXTER_TRACE=1).")] = False,
+    no_memory: Annotated[bool, typer.Option("--no-memory", help="Turn persistent memory off for this run.")] = False,
+    plain: Annotated[bool, typer.Option("--plain", help="Plain lines even on a terminal.")] = False,
+) -> None:
+    """Answer one question non-interactively and exit (0 answered, 1 failed, 2 bad usage)."""
+    from dexter.cli.ask import AskOptions, run_ask
+
+    options = AskOptions(
+        question=question, model=model, max_iterations=max_iterations, allow=list(allow or []),
+        yes=yes, config=config, output=output, json_out=json_out, trace=trace,
+        no_memory=no_memory, plain=plain,
+    )
+    raise typer.Exit(run_ask(options))
+
+
+@app.command()
+def replay(
+    file: Annotated[Path, typer.Argument(help="A scratchpad .jsonl file.")],
+    json_out: Annotated[bool, typer.Option("--json", help="Print the events as JSON lines.")] = False,
+) -> None:
+    """Re-render a past run from its scratchpad file."""
+    from dexter.cli.replay_cmd import run_replay
+
+    raise typer.Exit(run_replay(file, json_out=json_out))
+
+
+@app.command()
+def models(config: ConfigOpt = None) -> None:
+    """List providers, models, context windows and which API keys are set."""
+    from dexter.cli.models_cmd import run_models
+
+    raise typer.Exit(run_models(config))
+
+
+def main() -> None:
+    """Console-script entry point."""
+    try:
+        app()
+    except KeyboardInterrupt:
+        sys.stderr.write("\nInterrupted.\n")
+        sys.exit(130)

@@ -1,0 +1,252 @@
+"""Runs a turn's tool calls: read-parallel, write-serialized, results in call order.
+
+Consecutive concurrency-safe calls form one batch and run together (at most
+``max_concurrency`` at once); any other call runs alone, after its approval gate. Events
+from parallel calls are yielded as they happen. Every failure (unknown tool, bad JSON,
+invalid arguments, a raised exception, a denial) becomes an error result the model can
+read and correct; nothing here ends the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from dexter.events import (
+    ApprovalChoice,
+    Event,
+    ToolApproval,
+    ToolDenied,
+    ToolEnd,
+    ToolError,
+    ToolLimit,
+    ToolProgress,
+    ToolStart,
+)
+from dexter.messages import ToolCall, ToolResultMessage
+from dexter.permissions.base import PermissionDecision, PermissionEngine
+from dexter.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
+
+DEFAULT_MAX_CONCURRENCY = 10
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalRequest:
+    """A call waiting for the user's decision."""
+
+    tool: str
+    args: dict[str, Any]
+    decision: PermissionDecision
+    tool_call_id: str
+
+
+Approver = Callable[[ApprovalRequest], Awaitable[ApprovalChoice]]
+
+
+class ToolLog(Protocol):
+    """Where results are recorded and soft limits checked (the scratchpad)."""
+
+    def check_tool_limit(self, tool: str, args: dict[str, Any]) -> str | None: ...
+
+    def note_tool_call(self, tool: str, args: dict[str, Any]) -> None: ...
+
+    def add_tool_result(self, tool: str, args: dict[str, Any], result: str, *,
+                        duration_ms: int, is_error: bool, tool_call_id: str) -> int: ...
+
+
+async def deny_all(_request: ApprovalRequest) -> ApprovalChoice:
+    """The approver used when nobody can answer: every ask is denied."""
+    return "deny"
+
+
+@dataclass
+class TurnResults:
+    """The executor's final item: one result per call, in call order."""
+
+    results: list[ToolResultMessage]
+    denied: list[str] = field(default_factory=list)
+
+
+DENIED_TEMPLATE = (
+    "Denied: {reason} The call was not run. Do not retry the same call; continue with the "
+    "tools you can use, or tell the user what you could not do and why."
+)
+
+
+class ToolExecutor:
+    """Executes tool calls for one run (or one REPL session, to keep session grants)."""
+
+    def __init__(
+        self,
+        tools: Sequence[Tool[Any]],
+        ctx: ToolContext,
+        *,
+        permissions: PermissionEngine,
+        approver: Approver = deny_all,
+        log: ToolLog | None = None,
+        max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
+        session_grants: set[str] | None = None,
+    ) -> None:
+        self.tools = {tool.name: tool for tool in tools}
+        self.ctx = ctx
+        self.permissions = permissions
+        self.approver = approver
+        self.log = log
+        self.max_concurrency = max(1, max_concurrency)
+        self.session_grants = session_grants if session_grants is not None else set()
+
+    def partition(self, calls: Sequence[ToolCall]) -> list[list[ToolCall]]:
+        """Group calls into batches: runs of concurrency-safe calls, and single others."""
+        batches: list[list[ToolCall]] = []
+        for call in calls:
+            tool = self.tools.get(call.name)
+            safe = tool is not None and tool.concurrency_safe
+            if safe and batches and batches[-1] and self._batch_is_parallel(batches[-1]):
+                batches[-1].append(call)
+            else:
+                batches.append([call])
+        return batches
+
+    def _batch_is_parallel(self, batch: list[ToolCall]) -> bool:
+        tool = self.tools.get(batch[0].name)
+        return tool is not None and tool.concurrency_safe
+
+    async def execute(self, calls: Sequence[ToolCall]) -> AsyncIterator[Event | TurnResults]:
+        """Run all calls; yield events as they happen, then one ``TurnResults``."""
+        results: dict[str, ToolResultMessage] = {}
+        denied: list[str] = []
+        for batch in self.partition(calls):
+            queue: asyncio.Queue[Event | None] = asyncio.Queue()
+            semaphore = asyncio.Semaphore(self.max_concurrency)
+
+            async def run_one(call: ToolCall, q: asyncio.Queue[Event | None] = queue,
+                              sem: asyncio.Semaphore = semaphore) -> None:
+                async with sem:
+                    result, was_denied = await self._run_call(call, q.put_nowait)
+                results[call.id] = result
+                if was_denied:
+                    denied.append(call.id)
+
+            tasks = [asyncio.create_task(run_one(call)) for call in batch]
+            waiter = asyncio.ensure_future(asyncio.gather(*tasks))
+            waiter.add_done_callback(lambda _f, q=queue: q.put_nowait(None))
+            try:
+                while True:
+                    item = await queue.get()
+                    if item is None:
+                        break
+                    yield item
+                await waiter
+            finally:
+                for task in tasks:
+                    task.cancel()
+                if not waiter.done():
+                    waiter.cancel()
+        ordered = [results[call.id] for call in calls if call.id in results]
+        yield TurnResults(ordered, denied)
+
+    async def _run_call(self, call: ToolCall, emit: Callable[[Event], None]) -> tuple[ToolResultMessage, bool]:
+        tool = self.tools.get(call.name)
+        args = dict(call.arguments)
+        if tool is None:
+            names = ", ".join(sorted(self.tools)) or "none"
+            return self._error(call, args, f"Unknown tool '{call.name}'. Available tools: {names}.", emit), False
+        if call.invalid_arguments is not None:
+            snippet = call.invalid_arguments[:200]
+            message = (f"The arguments for {call.name} were not a valid JSON object ({snippet!r}). "
+                       "Send a JSON object that matches the tool's parameters.")
+            return self._error(call, args, message, emit), False
+        try:
+            parsed = tool.parse_args(args)
+        except ToolFailure as exc:
+            return self._error(call, args, str(exc), emit), False
+
+        denial = await self._gate(tool, call, args, emit)
+        if denial is not None:
+            return denial, True
+
+        if self.log is not None:
+            warning = self.log.check_tool_limit(call.name, args)
+            if warning:
+                emit(ToolLimit(tool=call.name, warning=warning, tool_call_id=call.id))
+            self.log.note_tool_call(call.name, args)
+
+        emit(ToolStart(tool=call.name, args=args, tool_call_id=call.id))
+        started = time.monotonic()
+
+        def progress(message: str) -> None:
+            emit(ToolProgress(tool=call.name, message=message, tool_call_id=call.id))
+
+        try:
+            output = await tool.run(parsed, self.ctx.with_progress(progress))
+        except asyncio.CancelledError:
+            raise
+        except ToolFailure as exc:
+            return self._error(call, args, str(exc), emit, started), False
+        except Exception as exc:  # a tool bug must never crash the loop
+            message = f"{call.name} failed: {type(exc).__name__}: {exc}"
+            return self._error(call, args, message, emit, started), False
+        if isinstance(output, ToolOutput):
+            content, is_error = output.content, output.is_error
+        else:
+            content, is_error = str(output), False
+        duration = _elapsed_ms(started)
+        if is_error:
+            emit(ToolError(tool=call.name, error=content, tool_call_id=call.id, args=args,
+                           duration_ms=duration))
+        else:
+            emit(ToolEnd(tool=call.name, args=args, result=content, duration_ms=duration,
+                         tool_call_id=call.id))
+        self._record(call, args, content, duration, is_error)
+        return ToolResultMessage(call.id, call.name, content, is_error=is_error), False
+
+    async def _gate(self, tool: Tool[Any], call: ToolCall, args: dict[str, Any],
+                    emit: Callable[[Event], None]) -> ToolResultMessage | None:
+        """Apply the permission decision; returns the denial result, or None to run."""
+        try:
+            decision = self.permissions.evaluate(call.name, args, tool.needs_approval)
+        except Exception as exc:  # fail closed: an engine error is a denial
+            decision = PermissionDecision("deny", f"The permission check failed ({exc}).")
+        if decision.behavior == "allow":
+            return None
+        if decision.behavior == "ask":
+            key = decision.session_key or call.name
+            if decision.cacheable and key in self.session_grants:
+                return None
+            choice = await self.approver(ApprovalRequest(call.name, args, decision, call.id))
+            emit(ToolApproval(tool=call.name, args=args, decision=choice, tool_call_id=call.id))
+            if choice == "allow-session" and decision.cacheable:
+                self.session_grants.add(key)
+            if choice == "allow-always" and decision.proposed_rule:
+                self.permissions.add_rule("allow", decision.proposed_rule)
+            if choice != "deny":
+                return None
+            reason = "The user did not approve this call."
+        else:
+            reason = decision.reason or "A permission rule denies this call."
+        emit(ToolDenied(tool=call.name, args=args, reason=reason, tool_call_id=call.id))
+        content = DENIED_TEMPLATE.format(reason=reason.rstrip(".") + ".")
+        self._record(call, args, content, 0, True)
+        return ToolResultMessage(call.id, call.name, content, is_error=True)
+
+    def _error(self, call: ToolCall, args: dict[str, Any], message: str,
+               emit: Callable[[Event], None], started: float | None = None) -> ToolResultMessage:
+        duration = _elapsed_ms(started) if started is not None else 0
+        emit(ToolError(tool=call.name, error=message, tool_call_id=call.id, args=args,
+                       duration_ms=duration))
+        content = f"Error: {message}"
+        self._record(call, args, content, duration, True)
+        return ToolResultMessage(call.id, call.name, content, is_error=True)
+
+    def _record(self, call: ToolCall, args: dict[str, Any], content: str, duration: int,
+                is_error: bool) -> None:
+        if self.log is not None:
+            self.log.add_tool_result(call.name, args, content, duration_ms=duration,
+                                     is_error=is_error, tool_call_id=call.id)
+
+
+def _elapsed_ms(started: float) -> int:
+    return int((time.monotonic() - started) * 1000)

@@ -1,0 +1,127 @@
+"""Builds an ``Agent`` from settings: model, fast model, tools, permissions, prompt."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dexter.agent.executor import Approver, deny_all
+from dexter.agent.loop import Agent, AgentSetup, TraceFn
+from dexter.agent.prompts import build_system_prompt
+from dexter.agent.queue import MessageQueue
+from dexter.config import Settings
+from dexter.events import MemoryRecalled
+from dexter.messages import Message
+from dexter.tools.base import Tool, UserInputFn
+
+
+@dataclass
+class Session:
+    """What a CLI command holds for its lifetime: the agent and what was loaded for it."""
+
+    agent: Agent
+    model_name: str
+    provider_name: str
+    recalled: MemoryRecalled | None = None
+
+
+def build_session(
+    settings: Settings,
+    *,
+    approver: Approver = deny_all,
+    interactive: bool = False,
+    history: Sequence[Message] = (),
+    queue: MessageQueue | None = None,
+    request_user_input: UserInputFn | None = None,
+    trace: TraceFn | None = None,
+    env: Mapping[str, str] | None = None,
+    tools: Sequence[Tool[Any]] | None = None,
+    memory_enabled: bool | None = None,
+) -> Session:
+    """Resolve the model and build the agent. Raises ``ConfigError`` for a missing key."""
+    from dexter.providers.call import create_chat_model
+    from dexter.providers.registry import resolve_model
+
+    env = os.environ if env is None else env
+    resolved = resolve_model(settings.model, settings)
+    model = create_chat_model(resolved, settings, env=env)
+    if resolved.fast_model and resolved.fast_model != resolved.model:
+        fast_resolved = resolve_model(_qualified(resolved, resolved.fast_model), settings)
+        fast = create_chat_model(fast_resolved, settings, env=env)
+        fast_window = fast_resolved.context_window
+    else:
+        fast, fast_window = model, resolved.context_window
+
+    use_memory = settings.memory.enabled if memory_enabled is None else memory_enabled
+    memory = _open_memory(settings) if use_memory else None
+    if tools is None:
+        from dexter.tools.registry import build_tools
+
+        tools = build_tools(settings, memory=memory, interactive=interactive)
+
+    recalled, memory_text = _recall(memory, settings)
+    prompt = build_system_prompt(tools, memory_text=memory_text,
+                                 memory_enabled=memory is not None, rules=_rules(settings))
+    setup = AgentSetup(
+        settings=settings, model=model, fast_model=fast,
+        context_window=resolved.context_window, fast_context_window=fast_window,
+        tools=tools, system_prompt=prompt, permissions=_permissions(settings),
+        approver=approver, history=history, queue=queue,
+        memory_dir=(settings.home_path / "memory") if memory is not None else None,
+        request_user_input=request_user_input, interactive=interactive, trace=trace,
+    )
+    return Session(Agent(setup), resolved.model, resolved.provider.display_name, recalled)
+
+
+def _qualified(resolved: Any, model: str) -> str:
+    """Keep the fast model on the main model's provider (``ollama:``, custom providers...)."""
+    if ":" in model:
+        return model
+    return f"{resolved.provider.id}:{model}"
+
+
+def _permissions(settings: Settings) -> Any:
+    from dexter.permissions.engine import build_permission_engine
+
+    return build_permission_engine(settings)
+
+
+def _open_memory(settings: Settings) -> Any:
+    from dexter.memory.manager import MemoryManager
+
+    return MemoryManager(settings)
+
+
+def _recall(memory: Any, settings: Settings) -> tuple[MemoryRecalled | None, str]:
+    if memory is None:
+        return None, ""
+    try:
+        recall = memory.recall(budget_tokens=settings.memory.max_session_context_tokens)
+    except Exception:  # memory problems never stop a run; /memory reports them
+        return None, ""
+    if not recall.files:
+        return None, ""
+    return MemoryRecalled(files=list(recall.files), tokens=recall.tokens), recall.text
+
+
+def _rules(settings: Settings) -> str:
+    path: Path = settings.home_path / "RULES.md"
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError:
+        return ""
+
+
+TraceSink = Callable[[str], None]
+
+
+def stderr_trace(write: TraceSink) -> TraceFn:
+    """A trace function that prints ``[trace] stage: before -> after tokens``."""
+
+    def trace(stage: str, before: int, after: int) -> None:
+        write(f"[trace] {stage:<8} {before:>9,} -> {after:>9,} tokens (est.)")
+
+    return trace

@@ -1,0 +1,341 @@
+"""The agent loop: an async generator of events.
+
+One iteration follows the design's order exactly (context-engineering.md §1):
+repair → microcompact → strip old thinking → call the model (overflow retry) → answer or
+run tools → per-result cap and per-turn budget → manageContextThreshold → usage note and
+queue drain. Each stage is a function in ``dexter.context``; this module only orchestrates
+and turns what the stages report into events.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dexter.agent.executor import Approver, ToolExecutor, TurnResults, deny_all
+from dexter.agent.queue import MessageQueue
+from dexter.config import Settings
+from dexter.context import overflow, repair, results, thinking, threshold
+from dexter.context import microcompact as micro
+from dexter.context.limits import context_threshold
+from dexter.context.tokens import estimate_message_tokens
+from dexter.events import (
+    AnswerDelta,
+    Done,
+    Event,
+    Microcompact,
+    ProviderRetry,
+    QueueDrain,
+    RunStart,
+    RunStatus,
+    StreamProgress,
+    Thinking,
+)
+from dexter.messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+)
+from dexter.permissions.base import DefaultPermissions, PermissionEngine
+from dexter.providers.base import ChatModel, ModelRequest, ModelResponse, StreamChunk, ToolSpec
+from dexter.providers.call import generate
+from dexter.providers.errors import ProviderError
+from dexter.scratchpad import Scratchpad
+from dexter.tools.base import Tool, ToolContext, UserInputFn
+
+TraceFn = Callable[[str, int, int], None]
+
+_MODE_FOR_CHUNK = {"text": "responding", "thinking": "thinking", "tool_input": "tool_input"}
+
+
+@dataclass
+class AgentSetup:
+    """Everything one agent needs. Built by ``dexter.agent.factory``."""
+
+    settings: Settings
+    model: ChatModel
+    fast_model: ChatModel
+    context_window: int
+    fast_context_window: int
+    tools: Sequence[Tool[Any]]
+    system_prompt: str
+    permissions: PermissionEngine = field(default_factory=DefaultPermissions)
+    approver: Approver = deny_all
+    history: Sequence[Message] = ()
+    queue: MessageQueue | None = None
+    memory_dir: Path | None = None
+    request_user_input: UserInputFn | None = None
+    interactive: bool = False
+    trace: TraceFn | None = None
+    session_grants: set[str] = field(default_factory=set)
+    cwd: Path = field(default_factory=Path.cwd)
+
+
+@dataclass
+class RunState:
+    """What one run accumulates."""
+
+    query: str
+    started: float = field(default_factory=time.monotonic)
+    usage: Usage = field(default_factory=Usage)
+    last_input_tokens: int | None = None
+    tokens_since_report: int = 0
+    model_seconds: float = 0.0
+    iterations: int = 0
+    overflow_retries: int = 0
+    threshold: threshold.ThresholdState = field(default_factory=threshold.ThresholdState)
+
+
+class Agent:
+    """Runs queries. Keep one per REPL session so session grants and settings persist."""
+
+    def __init__(self, setup: AgentSetup) -> None:
+        self.setup = setup
+        self.settings = setup.settings
+        self.messages: list[Message] = []
+        self.scratchpad: Scratchpad | None = None
+        self.compactable = frozenset(t.name for t in setup.tools if t.compactable)
+        self._tool_specs = tuple(
+            ToolSpec(t.name, t.description, t.json_schema()) for t in setup.tools
+        )
+        self.threshold = context_threshold(setup.context_window, self.settings.context)
+
+    async def run(self, query: str) -> AsyncIterator[Event]:
+        """Answer one query, yielding every step as an event; the last one is ``Done``."""
+        settings = self.settings
+        pad = Scratchpad(settings.scratchpad_path, query, model=self.setup.model.model,
+                         provider=self.setup.model.provider_id)
+        self.scratchpad = pad
+        state = RunState(query=query)
+        self.messages = [SystemMessage(self.setup.system_prompt), *self.setup.history,
+                         UserMessage(query, kind="query")]
+        start = RunStart(query=query, model=self.setup.model.model,
+                         provider=self.setup.model.provider_id, scratchpad=str(pad.path))
+        yield start
+        executor = self._executor(pad)
+
+        async for event in self._iterate(state, pad, executor):
+            if not isinstance(event, StreamProgress | AnswerDelta):
+                pad.record_event(event)
+            yield event
+
+    async def _iterate(self, state: RunState, pad: Scratchpad,
+                       executor: ToolExecutor) -> AsyncIterator[Event]:
+        cfg = self.settings.context
+        for iteration in range(1, self.settings.max_iterations + 1):
+            state.iterations = iteration
+            self.messages, _ = repair.repair_transcript(self.messages)
+            if cfg.enabled:
+                async for event in self._microcompact(pad):
+                    yield event
+                self.messages = thinking.strip_old_thinking(self.messages, cfg.keep_thinking)
+
+            response: ModelResponse | None = None
+            try:
+                async for item in self._call_model(state):
+                    if isinstance(item, ModelResponse):
+                        response = item
+                    else:
+                        yield item
+            except ProviderError as err:
+                yield self._done(state, pad, f"Error: {err.message}", "error", err.kind)
+                return
+            assert response is not None
+            reply = response.message
+
+            if not reply.tool_calls:
+                self.messages.append(reply)
+                yield self._done(state, pad, reply.text.strip(), "ok")
+                return
+
+            self.messages.append(reply)
+            if reply.text.strip():
+                yield Thinking(message=reply.text.strip())
+
+            turn: TurnResults | None = None
+            async for item in executor.execute(reply.tool_calls):
+                if isinstance(item, TurnResults):
+                    turn = item
+                else:
+                    yield item
+            assert turn is not None
+            governed = self._govern_results(turn.results)
+            self.messages.extend(governed)
+            state.tokens_since_report += estimate_message_tokens([reply, *governed])
+
+            if cfg.enabled:
+                async for event in self._manage_threshold(state, pad):
+                    yield event
+
+            note = pad.usage_note()
+            if note:
+                self.messages.append(UserMessage(note, kind="note"))
+            if self.setup.queue is not None:
+                queued = self.setup.queue.drain()
+                if queued:
+                    merged = "\n\n".join(queued)
+                    self.messages.append(UserMessage(merged, kind="queued"))
+                    yield QueueDrain(message_count=len(queued), merged_text=merged)
+
+        limit = self.settings.max_iterations
+        answer = (f"Stopped after reaching the maximum of {limit} iterations before finishing "
+                  "the research. Ask again with a narrower question, or raise the limit with "
+                  "--max-iterations.")
+        yield self._done(state, pad, answer, "max_iterations")
+
+    def _executor(self, pad: Scratchpad) -> ToolExecutor:
+        setup = self.setup
+        ctx = ToolContext(
+            settings=self.settings, cwd=setup.cwd, home=self.settings.home_path,
+            fast_model=setup.fast_model, model=setup.model,
+            request_user_input=setup.request_user_input, interactive=setup.interactive,
+        )
+        return ToolExecutor(setup.tools, ctx, permissions=setup.permissions,
+                            approver=setup.approver, log=pad,
+                            session_grants=setup.session_grants)
+
+    async def _microcompact(self, pad: Scratchpad) -> AsyncIterator[Event]:
+        before = self._estimate()
+        new, report = micro.microcompact(self.messages, self.settings.context, self.compactable)
+        if report is None:
+            return
+        self.messages = new
+        pad.mark_cleared(report.cleared_ids)
+        self._trace("micro", before, self._estimate())
+        yield Microcompact(cleared=report.cleared, tokens_saved=report.tokens_saved,
+                           trigger=report.trigger)
+
+    async def _call_model(self, state: RunState) -> AsyncIterator[Event | ModelResponse]:
+        while True:
+            request = ModelRequest(
+                system=self.messages[0].content if isinstance(self.messages[0], SystemMessage) else "",
+                messages=tuple(m for m in self.messages if not isinstance(m, SystemMessage)),
+                tools=self._tool_specs,
+                max_tokens=self.settings.max_output_tokens,
+            )
+            started = time.monotonic()
+            try:
+                async for item in generate(self.setup.model, request,
+                                           max_retries=self.settings.max_retries):
+                    if isinstance(item, StreamChunk):
+                        yield StreamProgress(char_delta=len(item.text),
+                                             mode=_MODE_FOR_CHUNK[item.kind])  # type: ignore[arg-type]
+                        if item.kind == "text":
+                            yield AnswerDelta(text=item.text)
+                    elif isinstance(item, ProviderRetry):
+                        yield item
+                    else:
+                        state.model_seconds += time.monotonic() - started
+                        state.usage = state.usage + item.usage
+                        if item.usage.input_tokens:
+                            state.last_input_tokens = item.usage.input_tokens + item.usage.output_tokens
+                            state.tokens_since_report = 0
+                        yield item
+                        return
+            except ProviderError as err:
+                if err.kind != "context_overflow" or not self.settings.context.enabled:
+                    raise
+                new, event = overflow.handle_overflow(self.messages, self.settings.context,
+                                                      state.overflow_retries)
+                if event is None:
+                    raise
+                before = self._estimate()
+                state.overflow_retries += 1
+                self.messages = new
+                state.last_input_tokens = None
+                state.threshold.flushed = False
+                self._trace("truncate", before, self._estimate())
+                yield event
+
+    def _govern_results(self, turn_results: list[ToolResultMessage]) -> list[ToolResultMessage]:
+        cfg = self.settings.context
+        if not cfg.enabled:
+            return turn_results
+        store = self.settings.home_path / "tool-results"
+        before = sum(len(r.content) for r in turn_results)
+        capped = []
+        for result in turn_results:
+            content, _info = results.cap_tool_result(result.content, result.tool_call_id, cfg, store)
+            capped.append(result if content is result.content else
+                          ToolResultMessage(result.tool_call_id, result.name, content,
+                                            is_error=result.is_error))
+        budgeted, _report = results.apply_turn_budget(capped, cfg, store)
+        after = sum(len(r.content) for r in budgeted)
+        if after != before:
+            self._trace("budget", before // 4, after // 4)
+        return budgeted
+
+    async def _manage_threshold(self, state: RunState, pad: Scratchpad) -> AsyncIterator[Event]:
+        setup = self.setup
+        reported = (None if state.last_input_tokens is None
+                    else state.last_input_tokens + state.tokens_since_report)
+        outcome: threshold.ThresholdOutcome | None = None
+        async for item in threshold.manage_context_threshold(
+            messages=self.messages,
+            query=state.query,
+            cfg=self.settings.context,
+            window=setup.context_window,
+            fast_window=setup.fast_context_window,
+            reported_tokens=reported,
+            scratchpad=pad,
+            state=state.threshold,
+            model=setup.model,
+            fast_model=setup.fast_model,
+            memory_dir=setup.memory_dir,
+            trace=setup.trace,
+        ):
+            if isinstance(item, threshold.ThresholdOutcome):
+                outcome = item
+            else:
+                yield item
+        if outcome is not None and outcome.messages is not self.messages:
+            self.messages = outcome.messages
+            state.last_input_tokens = None
+            state.tokens_since_report = 0
+            state.usage = state.usage + outcome.usage
+
+    def _estimate(self) -> int:
+        return estimate_message_tokens(self.messages)
+
+    def context_tokens(self, state: RunState | None = None) -> int:
+        """Tokens the next request will hold: the provider's count when known, else the estimate."""
+        if state is not None and state.last_input_tokens is not None:
+            return state.last_input_tokens + state.tokens_since_report
+        return self._estimate()
+
+    def _trace(self, stage: str, before: int, after: int) -> None:
+        if self.setup.trace is not None:
+            self.setup.trace(stage, before, after)
+
+    def _done(self, state: RunState, pad: Scratchpad, answer: str, status: RunStatus,
+              error_kind: str = "") -> Done:
+        elapsed = time.monotonic() - state.started
+        out = state.usage.output_tokens
+        tps = out / state.model_seconds if state.model_seconds > 0 else 0.0
+        return Done(
+            answer=answer,
+            tool_calls=pad.tool_call_records(),
+            iterations=state.iterations,
+            total_time_ms=int(elapsed * 1000),
+            token_usage=state.usage.to_dict(),
+            tokens_per_second=round(tps, 1),
+            status=status,
+            context_tokens=self.context_tokens(state),
+            context_threshold=self.threshold,
+            model=self.setup.model.model,
+            error_kind=error_kind,
+        )
+
+
+def assistant_text(messages: Sequence[Message]) -> str:
+    """The last assistant text in a transcript (used by the REPL's history)."""
+    for message in reversed(messages):
+        if isinstance(message, AssistantMessage) and message.text.strip():
+            return message.text
+    return ""

@@ -1,0 +1,32 @@
+"""``dexter models``: providers, models, context windows, and which keys are set."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from dexter.cli.common import EXIT_OK, EXIT_USAGE, CliError, print_error, settings_for
+
+
+def run_models(config: Path | None) -> int:
+    """Print the model table. Keys are shown as set or missing, never their values."""
+    from rich.table import Table
+
+    from dexter.cli.common import stdout_console
+    from dexter.providers.registry import model_rows
+
+    try:
+        settings = settings_for(config)
+    except CliError as exc:
+        print_error(str(exc))
+        return EXIT_USAGE
+    table = Table(title="Models", title_justify="left")
+    for column, justify in (("Provider", "left"), ("Model", "left"), ("Context", "right"),
+                            ("Key", "left"), ("", "left")):
+        table.add_column(column, justify=justify)  # type: ignore[arg-type]
+    for row in model_rows(settings):
+        table.add_row(*row)
+    console = stdout_console()
+    console.print(table)
+    console.print(f"Current model: {settings.model}. Change it with --model, DEXTER_MODEL or "
+                  "'model' in the config file.")
+    return EXIT_OK
