@@ -1,0 +1,289 @@
+"""Small pure text helpers shared by every view: titles, summaries, durations, token counts.
+
+Nothing here knows about rich or streams; each function turns event data into a short string.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+from dexter.events import Done
+
+ELLIPSIS = "…"
+SUBAGENT_PROGRESS_PREFIX = "\x01subagent-progress\x01"
+PERSISTED_PREFIX = "[Result persisted to"
+
+_TITLE_OVERRIDES = {"ask_user_question": "Ask"}
+_APPROVAL_LABELS = {
+    "allow-once": "once",
+    "allow-session": "for this session",
+    "allow-always": "always",
+}
+_KB_RE = re.compile(r"([\d][\d,]*(?:\.\d+)?)\s*KB", re.IGNORECASE)
+_WS_RE = re.compile(r"\s+")
+
+
+def truncate(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters, ending with an ellipsis when cut."""
+    if len(text) <= limit:
+        return text
+    return text[: max(0, limit - 1)].rstrip() + ELLIPSIS
+
+
+def truncate_words(text: str, limit: int) -> str:
+    """``text`` cut at a word boundary to at most ``limit`` characters (ellipsis included).
+
+    A single word longer than the limit is cut mid-word rather than dropped.
+    """
+    if len(text) <= limit:
+        return text
+    head = text[: max(0, limit - 1)]
+    space = head.rfind(" ")
+    if space > 0:
+        head = head[:space]
+    return head.rstrip() + ELLIPSIS
+
+
+def one_line(text: str) -> str:
+    """All whitespace runs (newlines included) collapsed to single spaces, ends trimmed."""
+    return _WS_RE.sub(" ", text).strip()
+
+
+def plural(count: int, word: str, many: str | None = None) -> str:
+    """``"1 item"`` / ``"3 items"``."""
+    return f"{count} {word if count == 1 else (many or word + 's')}"
+
+
+def tool_title(name: str) -> str:
+    """A tool's display title: ``get_financials`` -> ``Financials``, ``read_file`` -> ``Read File``."""
+    if name in _TITLE_OVERRIDES:
+        return _TITLE_OVERRIDES[name]
+    base = name.removeprefix("get_") or name
+    return " ".join(word.capitalize() for word in base.split("_") if word) or name
+
+
+def _arg_value(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    text = text.replace("\r", "\\r").replace("\n", "\\n")
+    return truncate(text, 60)
+
+
+def args_summary(args: dict[str, Any]) -> str:
+    """A short, readable form of a call's arguments.
+
+    With a ``query`` argument: the query, quoted and cut at a word boundary to 60 characters.
+    Otherwise ``k=v, ...`` with each value cut to 60 characters and newlines escaped.
+    """
+    query = args.get("query")
+    if isinstance(query, str) and query.strip():
+        return f'"{truncate_words(one_line(query), 60)}"'
+    return ", ".join(f"{key}={_arg_value(value)}" for key, value in args.items())
+
+
+def call_label(tool: str, args: dict[str, Any]) -> str:
+    """``Financials("NVDA revenue")``: the title with its argument summary."""
+    return f"{tool_title(tool)}({args_summary(args)})"
+
+
+def _format_number(value: int | float) -> str:
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, int):
+        return f"{value:,}"
+    if not math.isfinite(value):
+        return str(value)
+    if value != 0 and (abs(value) >= 1e15 or abs(value) < 1e-6):
+        return f"{value:.6g}"
+    text = f"{value:,.6f}".rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
+
+
+def _sources_suffix(payload: dict[str, Any]) -> str:
+    urls = payload.get("source_urls")
+    if isinstance(urls, list) and urls:
+        return f" · {plural(len(urls), 'source')}"
+    return ""
+
+
+def _json_summary(tool: str, payload: Any) -> str | None:
+    if isinstance(payload, list):
+        return f"Received {plural(len(payload), 'item')}"
+    if not isinstance(payload, dict):
+        return None
+    if "data" not in payload:
+        keys = [k for k in payload if not str(k).startswith("_")]
+        return f"Received {plural(len(keys), 'field')}"
+    data = payload["data"]
+    suffix = _sources_suffix(payload)
+    if tool == "calculator" and isinstance(data, dict) and "result" in data:
+        result = data["result"]
+        shown = _format_number(result) if isinstance(result, int | float) else str(result)
+        return "= " + truncate(one_line(shown), 60)
+    if isinstance(data, list):
+        return f"Received {plural(len(data), 'item')}{suffix}"
+    if isinstance(data, dict):
+        keys = [k for k in data if not str(k).startswith("_")]
+        return f"Received {plural(len(keys), 'field')}{suffix}"
+    if isinstance(data, str) and data.strip():
+        return truncate_words(one_line(data.strip().splitlines()[0]), 60) + suffix
+    return f"Received data{suffix}"
+
+
+def persisted_summary(result: str) -> str:
+    """``Saved 120 KB to file`` for a result that was persisted to disk."""
+    first = result.splitlines()[0] if result else ""
+    match = _KB_RE.search(first)
+    if match is None:
+        return "Saved to file"
+    return f"Saved {match.group(1)} KB to file"
+
+
+def error_summary(error: str) -> str:
+    """``Error: <message>`` on one line, cut to 80 characters."""
+    text = one_line(error) or "unknown error"
+    if not text.lower().startswith("error"):
+        text = f"Error: {text}"
+    return truncate(text, 80)
+
+
+def result_summary(tool: str, result: str) -> str:
+    """A one-line summary of a successful tool result, as shown under the tool's row."""
+    stripped = result.strip()
+    if stripped.startswith(PERSISTED_PREFIX):
+        return persisted_summary(stripped)
+    if stripped[:1] in ("{", "["):
+        try:
+            payload = json.loads(stripped)
+        except ValueError:
+            payload = None
+        summary = _json_summary(tool, payload) if payload is not None else None
+        if summary is not None:
+            return summary
+    if not stripped:
+        return "No output"
+    first = next(line for line in stripped.splitlines() if line.strip())
+    return truncate_words(one_line(first), 60)
+
+
+def progress_text(message: str) -> str:
+    """The readable text of a ``tool_progress`` message (structured subagent payloads decoded)."""
+    if not message.startswith(SUBAGENT_PROGRESS_PREFIX):
+        return truncate(one_line(message), 100)
+    try:
+        data = json.loads(message[len(SUBAGENT_PROGRESS_PREFIX):])
+    except ValueError:
+        return "Working…"
+    if not isinstance(data, dict):
+        return "Working…"
+    parts = [str(data.get("activity") or ("Done" if data.get("done") else "Working…"))]
+    uses = data.get("toolUseCount", data.get("tool_use_count"))
+    if isinstance(uses, int) and uses > 0:
+        parts.append(plural(uses, "tool use"))
+    tokens = data.get("tokens")
+    if isinstance(tokens, int) and tokens > 0:
+        parts.append(f"{format_tokens(tokens)} tokens")
+    return truncate(one_line(" · ".join(parts)), 100)
+
+
+def thinking_text(message: str, limit: int = 200) -> str:
+    """A thinking message trimmed to one line of at most ``limit`` characters."""
+    return truncate_words(one_line(message), limit)
+
+
+def approval_text(decision: str) -> str:
+    """``once`` / ``for this session`` / ``always`` for an allow decision, else ``denied``."""
+    return _APPROVAL_LABELS.get(decision, "denied")
+
+
+def format_duration(ms: int | float) -> str:
+    """A tool duration: ``850ms``, ``4.2s``, ``1m 05s``."""
+    ms = max(0.0, float(ms))
+    if ms < 1000:
+        return f"{round(ms)}ms" if round(ms) < 1000 else "1.0s"
+    seconds = ms / 1000
+    if round(seconds, 1) < 60:
+        return f"{seconds:.1f}s"
+    total = round(seconds)
+    return f"{total // 60}m {total % 60:02d}s"
+
+
+def format_elapsed(seconds: float) -> str:
+    """A run's elapsed time: ``22s``, ``4m 6s``, ``1h 2m``."""
+    total = max(0, int(seconds))
+    if total < 60:
+        return f"{total}s"
+    if total < 3600:
+        return f"{total // 60}m {total % 60}s"
+    return f"{total // 3600}h {total % 3600 // 60}m"
+
+
+def _compact(value: float, suffix: str) -> str:
+    text = f"{value:.1f}" if value < 10 else f"{round(value)}"
+    return text.removesuffix(".0") + suffix
+
+
+def format_tokens(count: int | float) -> str:
+    """A compact, lower-case token count: ``880``, ``3.2k``, ``14k``, ``1.5m``."""
+    n = max(0, round(count))
+    if n < 1000:
+        return str(n)
+    if n < 999_500:
+        return _compact(n / 1000, "k")
+    return _compact(n / 1_000_000, "m")
+
+
+def tokens_per_second(output_tokens: int, duration_ms: int) -> float:
+    """Output tokens per second over ``duration_ms``; 0 when there is no time to divide by."""
+    if duration_ms <= 0 or output_tokens <= 0:
+        return 0.0
+    return output_tokens / (duration_ms / 1000)
+
+
+def format_rate(tps: float) -> str:
+    """``45 tok/s`` (one decimal below 10)."""
+    return f"{tps:.1f} tok/s" if tps < 10 else f"{round(tps)} tok/s"
+
+
+def run_time(ms: int) -> str:
+    """A whole run's duration: ``850ms`` under a second, else ``12s`` / ``4m 6s``."""
+    return format_duration(ms) if ms < 1000 else format_elapsed(ms / 1000)
+
+
+def stats_line(done: Done) -> str:
+    """The closing line of a run.
+
+    ``✻ 12s · 3 tool calls · 2 iterations · 12k in / 1.1k out · 45 tok/s · context 20k/95k``;
+    parts with nothing to say are left out.
+    """
+    parts = [run_time(done.total_time_ms)]
+    if done.tool_calls:
+        parts.append(plural(len(done.tool_calls), "tool call"))
+    if done.iterations:
+        parts.append(plural(done.iterations, "iteration"))
+    usage = done.token_usage
+    tokens_in, tokens_out = usage.get("input_tokens", 0), usage.get("output_tokens", 0)
+    if tokens_in or tokens_out:
+        parts.append(f"{format_tokens(tokens_in)} in / {format_tokens(tokens_out)} out")
+    tps = done.tokens_per_second or tokens_per_second(tokens_out, done.total_time_ms)
+    if tps > 0:
+        parts.append(format_rate(tps))
+    if done.context_threshold > 0:
+        parts.append(
+            f"context {format_tokens(done.context_tokens)}/{format_tokens(done.context_threshold)}"
+        )
+    return "✻ " + " · ".join(parts)
+
+
+def status_label(done: Done) -> str:
+    """The prefix for a run that ended without an answer: ``Error`` or ``Interrupted``."""
+    return "Interrupted" if done.status == "interrupted" else "Error"
+
+
+def reduction_percent(before: int, after: int) -> int:
+    """How much smaller ``after`` is than ``before``, in whole percent (0 when unknown)."""
+    if before <= 0:
+        return 0
+    return max(0, min(100, round((before - after) * 100 / before)))

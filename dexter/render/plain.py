@@ -1,0 +1,101 @@
+"""Plain-line output for when stdout is not a terminal (pipes, logs, CI).
+
+One readable line per meaningful event, no colours, no cursor movement, no spinner.
+``stream_progress``, ``answer_delta`` and ``tool_progress`` are not shown: they only matter
+to a live display. Tool rows are printed when each call ends, with the call they belong to.
+"""
+
+from __future__ import annotations
+
+from typing import IO
+
+from dexter.events import (
+    Done,
+    Event,
+    RunStart,
+    Thinking,
+    ToolApproval,
+    ToolDenied,
+    ToolEnd,
+    ToolError,
+    ToolLimit,
+    ToolStart,
+)
+from dexter.render.format import (
+    approval_text,
+    call_label,
+    error_summary,
+    format_duration,
+    one_line,
+    result_summary,
+    stats_line,
+    status_label,
+    thinking_text,
+    truncate,
+)
+from dexter.render.notices import notice_for
+
+
+class PlainRenderer:
+    """Writes plain text lines to ``stream``."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self._stream = stream
+        self._denied_ids: set[str] = set()
+
+    def _line(self, text: str = "") -> None:
+        self._stream.write(text + "\n")
+
+    def handle(self, event: Event) -> None:
+        """Print the line(s) for one event, if it has any."""
+        notice = notice_for(event)
+        if notice is not None:
+            self._line(str(notice))
+        else:
+            self._handle_other(event)
+        self._stream.flush()
+
+    def _handle_other(self, event: Event) -> None:
+        match event:
+            case RunStart(query=query):
+                self._denied_ids.clear()
+                self._line(f"> Query: {one_line(query)}")
+            case Thinking(message=message):
+                if message.strip():
+                    self._line(f"· {thinking_text(message)}")
+            case ToolStart(tool=tool, args=args):
+                self._line(f"→ {call_label(tool, args)}")
+            case ToolEnd(tool=tool, result=result, duration_ms=ms):
+                self._line(f"  ✓ {result_summary(tool, result)} ({format_duration(ms)})")
+            case ToolError(error=error, duration_ms=ms):
+                took = f" ({format_duration(ms)})" if ms > 0 else ""
+                self._line(f"  ✗ {error_summary(error)}{took}")
+            case ToolLimit(warning=warning):
+                self._line(f"  ! {truncate(one_line(warning), 160)}")
+            case ToolApproval(tool=tool, args=args, decision=decision, tool_call_id=call_id):
+                if decision == "deny":
+                    self._denied_ids.add(call_id)
+                    self._line(f"  ✗ Denied {call_label(tool, args)}")
+                else:
+                    self._line(f"  ✓ Approved {approval_text(decision)}: {call_label(tool, args)}")
+            case ToolDenied(tool=tool, args=args, reason=reason, tool_call_id=call_id):
+                why = truncate(one_line(reason), 160)
+                if call_id in self._denied_ids:
+                    self._line(f"    {why}")
+                else:
+                    self._line(f"  ✗ Denied {call_label(tool, args)}: {why}")
+            case Done():
+                self._done(event)
+
+    def _done(self, done: Done) -> None:
+        self._line()
+        if done.status == "ok":
+            self._line(done.answer.strip() or "(no answer)")
+        else:
+            self._line(f"{status_label(done)}: {done.answer.strip() or 'the run did not finish'}")
+        self._line()
+        self._line(stats_line(done))
+
+    def close(self) -> None:
+        """Flush the stream (it is not closed: it usually is stdout)."""
+        self._stream.flush()
