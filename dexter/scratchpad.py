@@ -7,7 +7,8 @@ full before anything is trimmed from the messages sent to the model, so compacti
 - One file per query, named ``YYYY-MM-DD-HHMMSS_<md5(query)[:12]>.jsonl``. The time in the
   name and in every ``timestamp`` is **local time** (timestamps carry the UTC offset).
 - Each write appends one whole JSON line and flushes it, so a killed process leaves every
-  earlier line intact. The file is never rewritten.
+  earlier line intact. The file is never rewritten. A failed write (disk full, folder
+  removed) does not raise: the first failure is kept in ``write_error`` for the caller.
 - Values of secret environment variables (``*_API_KEY``, ``*_TOKEN``, ``*_SECRET``) are
   replaced by ``***`` before anything is written or kept for the model.
 - The in-memory side holds what the context defenses need: the results themselves, the
@@ -262,6 +263,7 @@ class Scratchpad:
         self._boundary = 0
         self._usage: dict[str, _ToolUsage] = {}
         self._pending_warnings: dict[str, str] = {}
+        self.write_error: str | None = None
         self.path = _create_unique(Path(directory), scratchpad_stem(query, created))
         self._write({
             "type": "init", "timestamp": timestamp(created), "query": query,
@@ -271,11 +273,17 @@ class Scratchpad:
     # -- writing --------------------------------------------------------------------------
 
     def _write(self, entry: dict[str, Any]) -> None:
-        line = json.dumps(entry, ensure_ascii=False, default=str)
-        line = scrub_secrets(line)
-        with self._lock, self.path.open("a", encoding="utf-8") as handle:
-            handle.write(line + "\n")
-            handle.flush()
+        line = scrub_secrets(json.dumps(entry, ensure_ascii=False, default=str))
+        with self._lock:
+            try:
+                with self.path.open("a", encoding="utf-8") as handle:
+                    handle.write(line + "\n")
+                    handle.flush()
+            except OSError as exc:
+                # A full or vanished disk must not end the run: the in-memory state still
+                # serves the context defenses, and the caller can report ``write_error``.
+                if self.write_error is None:
+                    self.write_error = f"Could not write the scratchpad {self.path}: {exc}"
 
     def append(self, entry_type: str, **fields: Any) -> None:
         """Append one entry ``{type, timestamp, **fields}`` as a single flushed line."""

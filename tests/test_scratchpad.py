@@ -420,3 +420,33 @@ def test_tool_call_records_for_done(tmp_path: Path) -> None:
         "duration_ms": 5, "is_error": False,
     }
     assert [r["is_error"] for r in records] == [False, False, True]
+
+
+def test_written_run_replays_as_the_same_events(tmp_path: Path) -> None:
+    from dexter.render.replay import replay_events
+
+    pad = make(tmp_path, "NVDA margin", model="gpt-x", provider="openai")
+    pad.record_event(Thinking(message="Fetching financials."))
+    add(pad, "get_financials", '{"data": {"gross_margin": 0.746}}', "c1", ticker="NVDA")
+    pad.add_tool_result("read_file", {"path": "x"}, "Error: missing", duration_ms=2,
+                        is_error=True, tool_call_id="c2")
+    pad.record_event(Done(answer="Gross margin was 74.6%.", iterations=2))
+    log = Scratchpad.read(pad.path)
+    events = list(replay_events(log.entries, scratchpad=str(pad.path)))
+    assert [e.type for e in events] == [
+        "run_start", "thinking", "tool_start", "tool_end", "tool_start", "tool_error", "done",
+    ]
+    assert events[0].to_dict()["query"] == "NVDA margin"
+    assert json.loads(events[3].to_dict()["result"]) == {"data": {"gross_margin": 0.746}}
+    assert events[-1].to_dict()["answer"] == "Gross margin was 74.6%."
+
+
+def test_a_failing_disk_does_not_end_the_run(tmp_path: Path) -> None:
+    pad = make(tmp_path)
+    assert pad.write_error is None
+    pad.path.unlink()
+    pad.path.parent.rmdir()
+    assert add(pad, "web_search", "revenue 60.9B", "c1", query="nvda") == 0
+    pad.append("note", text="still running")
+    assert pad.write_error is not None and str(pad.path) in pad.write_error
+    assert "60.9B" in pad.tool_results_text()
