@@ -1,0 +1,572 @@
+"""SEC EDGAR: a keyless source for fundamentals, filings and simple screens.
+
+Endpoints (hosts configurable for mirrors and tests):
+
+- ``{sec_edgar_base_url}/files/company_tickers.json``: ticker -> CIK (24h cache)
+- ``{sec_edgar_data_url}/submissions/CIK##########.json``: company profile and filings,
+  newest first in ``filings.recent`` (parallel arrays); older pages in ``filings.files``
+- ``{sec_edgar_data_url}/api/xbrl/companyfacts/CIK##########.json``: every XBRL fact
+- ``{sec_edgar_data_url}/api/xbrl/frames/us-gaap/{concept}/{unit}/{period}.json``: one
+  concept for every company (screens)
+- ``{sec_edgar_base_url}/Archives/edgar/data/{cik}/{accession}/{document}``: filings
+
+SEC's fair-access rules: a User-Agent naming the client and a contact, and at most 10
+requests a second for the whole process (a shared limiter).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import difflib
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from dexter.data.base import (
+    NO_DATES,
+    Capability,
+    DataError,
+    DataResult,
+    DataSource,
+    DateFilter,
+    NotFoundError,
+    Period,
+    ScreenFilter,
+    StatementKind,
+)
+from dexter.data.cache import NEVER_EXPIRES, TTL_1H, TTL_6H, TTL_24H, DiskCache
+from dexter.data.fetching import CachePolicy, cached_get
+from dexter.data.filing_text import (
+    ITEM_CATALOG,
+    base_form,
+    html_to_text,
+    normalize_item,
+    split_items,
+)
+from dexter.data.http import DEFAULT_RETRY, HttpClient, RetryPolicy, ServiceInfo
+from dexter.data.ratelimit import SEC_RATE_LIMITER, AsyncRateLimiter
+from dexter.data.xbrl import (
+    BALANCE_ITEMS,
+    CASH_FLOW_ITEMS,
+    INCOME_ITEMS,
+    LineItem,
+    build_statement,
+    latest_dei_value,
+)
+
+SERVICE = ServiceInfo(
+    name="SEC EDGAR",
+    forbidden_hint=(
+        "SEC blocks clients without a User-Agent that names them and gives a contact "
+        "e-mail, and clients above 10 requests a second. Set SEC_EDGAR_USER_AGENT "
+        "(e.g. 'Jane Doe jane@example.com') or tools.sec_user_agent in the config file."
+    ),
+)
+
+STATEMENT_KEYS = {"income": "income_statements", "balance": "balance_sheets",
+                  "cash_flow": "cash_flow_statements"}
+
+# Without a key, the whole text of a 10-K would flood the context: list the items instead.
+LIST_ITEMS_ONLY_FORMS = frozenset({"10-K", "10-Q"})
+FULL_TEXT_CAP = 200_000
+
+
+@dataclass(frozen=True, slots=True)
+class Company:
+    """A resolved company."""
+
+    cik: int
+    ticker: str
+    title: str
+
+    @property
+    def cik10(self) -> str:
+        """The CIK zero-padded to 10 digits, as SEC URLs need it."""
+        return f"{self.cik:010d}"
+
+
+@dataclass(frozen=True, slots=True)
+class ScreenField:
+    """A field the EDGAR screen can filter on: XBRL concepts in fallback order."""
+
+    concepts: tuple[str, ...]
+    unit: str = "USD"
+    instant: bool = False
+
+
+def _screen_fields() -> dict[str, ScreenField]:
+    wanted = {"revenue", "net_income", "operating_income", "gross_profit",
+              "earnings_per_share_diluted", "total_assets", "total_liabilities",
+              "shareholders_equity", "cash_and_equivalents", "long_term_debt",
+              "net_cash_flow_from_operations"}
+    items: list[LineItem] = [*INCOME_ITEMS, *BALANCE_ITEMS, *CASH_FLOW_ITEMS]
+    return {i.field: ScreenField(i.concepts, i.unit, i.instant) for i in items
+            if i.field in wanted}
+
+
+SCREEN_FIELDS = _screen_fields()
+DERIVED_SCREEN_FIELDS = {
+    "net_margin": ("net_income", "revenue"),
+    "operating_margin": ("operating_income", "revenue"),
+    "gross_margin": ("gross_profit", "revenue"),
+}
+
+
+def normalize_ticker(ticker: str) -> str:
+    """Upper-case; SEC writes class shares with a dash (``BRK.B`` -> ``BRK-B``)."""
+    cleaned = ticker.strip().upper().replace(".", "-").replace("/", "-")
+    if not cleaned:
+        raise DataError("A ticker is required (e.g. AAPL). Give the company's stock symbol.")
+    return cleaned
+
+
+def accession_path(accession: str) -> str:
+    """``0000320193-24-000123`` -> ``000032019324000123`` (the archive folder name)."""
+    return accession.replace("-", "")
+
+
+class EdgarSource(DataSource):
+    """SEC EDGAR: statements from XBRL facts, filings and their items, frame screens."""
+
+    name = "sec_edgar"
+    label = "SEC EDGAR"
+    capabilities = frozenset({Capability.STATEMENTS, Capability.COMPANY_FACTS,
+                              Capability.FILINGS, Capability.FILING_SECTIONS,
+                              Capability.SCREENER})
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        data_url: str,
+        user_agent: str,
+        cache: DiskCache | None,
+        retry: RetryPolicy = DEFAULT_RETRY,
+        timeout: float = 30.0,
+        rate_limiter: AsyncRateLimiter | None = SEC_RATE_LIMITER,
+        today: dt.date | None = None,
+    ) -> None:
+        if not user_agent.strip():
+            raise ValueError("SEC EDGAR needs a User-Agent with a contact; set "
+                             "SEC_EDGAR_USER_AGENT or tools.sec_user_agent.")
+        self.base_url = base_url.rstrip("/")
+        self.data_url = data_url.rstrip("/")
+        self._cache = cache
+        self._today = today
+        self.client = HttpClient(
+            SERVICE, headers={"User-Agent": user_agent, "Accept-Encoding": "gzip, deflate"},
+            timeout=timeout, retry=retry, rate_limiter=rate_limiter,
+        )
+
+    async def aclose(self) -> None:
+        """Close the HTTP client."""
+        await self.client.aclose()
+
+    def _date(self) -> dt.date:
+        return self._today or dt.date.today()
+
+    async def _get(
+        self, url: str, *, namespace: str, ttl: float | None, what: str,
+        ticker: str | None = None, params: dict[str, Any] | None = None,
+    ) -> tuple[Any, str]:
+        response = await cached_get(
+            self.client, self._cache, namespace=namespace, url=url, params=params or {},
+            policy=CachePolicy(ttl=ttl), what=what, ticker=ticker,
+        )
+        return response.data, response.url
+
+    # Companies --------------------------------------------------------------------------
+
+    async def _ticker_table(self) -> tuple[list[Company], str]:
+        data, url = await self._get(f"{self.base_url}/files/company_tickers.json",
+                                    namespace="edgar/tickers", ttl=TTL_24H,
+                                    what="the SEC ticker list")
+        rows = data.values() if isinstance(data, dict) else data
+        companies = []
+        for row in rows:
+            try:
+                companies.append(Company(int(row["cik_str"]), str(row["ticker"]).upper(),
+                                         str(row.get("title", ""))))
+            except (KeyError, TypeError, ValueError):
+                continue
+        return companies, url
+
+    async def resolve(self, ticker: str) -> Company:
+        """Ticker (or CIK digits) to company; unknown tickers get close suggestions."""
+        wanted = normalize_ticker(ticker)
+        companies, _ = await self._ticker_table()
+        for company in companies:
+            if company.ticker == wanted or (wanted.isdigit() and company.cik == int(wanted)):
+                return company
+        raise NotFoundError(f"Unknown ticker '{ticker.strip()}' in SEC EDGAR's company list."
+                            f"{self._suggest(wanted, companies)} Check the symbol, or search "
+                            f"for the company name to find its ticker.")
+
+    @staticmethod
+    def _suggest(wanted: str, companies: list[Company]) -> str:
+        by_ticker = difflib.get_close_matches(wanted, [c.ticker for c in companies], n=3,
+                                              cutoff=0.75)
+        by_name = [c.ticker for c in companies if wanted.lower() in c.title.lower()][:3]
+        picks = list(dict.fromkeys(by_name + by_ticker))[:4]
+        if not picks:
+            return ""
+        names = {c.ticker: c.title for c in companies}
+        return " Did you mean " + ", ".join(f"{t} ({names[t]})" for t in picks) + "?"
+
+    async def search_companies(self, text: str, limit: int = 10) -> list[Company]:
+        """Companies whose name or ticker contains ``text`` (case-insensitive)."""
+        needle = text.strip().lower()
+        companies, _ = await self._ticker_table()
+        return [c for c in companies
+                if needle and (needle in c.title.lower() or needle == c.ticker.lower())][:limit]
+
+    async def _submissions(self, company: Company) -> tuple[dict[str, Any], str]:
+        data, url = await self._get(
+            f"{self.data_url}/submissions/CIK{company.cik10}.json",
+            namespace="edgar/submissions", ttl=TTL_1H,
+            what=f"the filings index of {company.ticker}", params={"ticker": company.ticker},
+        )
+        if not isinstance(data, dict):
+            raise DataError(f"SEC EDGAR sent an unexpected filings index for {company.ticker}.",
+                            url=url)
+        return data, url
+
+    async def _companyfacts(self, company: Company) -> tuple[dict[str, Any], str]:
+        data, url = await self._get(
+            f"{self.data_url}/api/xbrl/companyfacts/CIK{company.cik10}.json",
+            namespace="edgar/companyfacts", ttl=TTL_6H,
+            what=f"XBRL financial data of {company.ticker}", params={"ticker": company.ticker},
+        )
+        if not isinstance(data, dict):
+            raise DataError(f"SEC EDGAR sent unexpected XBRL data for {company.ticker}.", url=url)
+        return data, url
+
+    def filing_index_url(self, cik: int, accession: str) -> str:
+        """The archive folder of a filing."""
+        return f"{self.base_url}/Archives/edgar/data/{cik}/{accession_path(accession)}/"
+
+    # Statements -------------------------------------------------------------------------
+
+    async def statements(
+        self, kind: StatementKind, ticker: str, *, period: Period = "annual", limit: int = 4,
+        filters: DateFilter = NO_DATES,
+    ) -> DataResult:
+        """Statements built from XBRL company facts, newest first (see ``dexter.data.xbrl``)."""
+        company = await self.resolve(ticker)
+        facts, url = await self._companyfacts(company)
+        kinds = ["income", "balance", "cash_flow"] if kind == "all" else [kind]
+        out: dict[str, list[dict[str, Any]]] = {}
+        for name in kinds:
+            records = build_statement(
+                facts, name, period, ticker=company.ticker,
+                filing_url=lambda accn: self.filing_index_url(company.cik, accn),
+            )
+            records = [r for r in records if filters.matches(r["report_period"])][:limit]
+            out[STATEMENT_KEYS[name]] = records
+        notes = ("From SEC XBRL company facts: each value as most recently filed (restated "
+                 "values win); source_filing names the filing, 'derived' says which values "
+                 "were computed (quarters from year-to-date values, margins, totals).",)
+        data: Any = out if kind == "all" else out[STATEMENT_KEYS[kind]]
+        return DataResult(data, "SEC EDGAR (XBRL company facts)", (url,), notes)
+
+    async def company_facts(self, ticker: str) -> DataResult:
+        """Profile from the submissions feed plus cover-page share count and public float."""
+        company = await self.resolve(ticker)
+        subs, subs_url = await self._submissions(company)
+        facts, facts_url = await self._companyfacts(company)
+        shares = latest_dei_value(facts, "EntityCommonStockSharesOutstanding", "shares")
+        float_ = latest_dei_value(facts, "EntityPublicFloat", "USD")
+        data: dict[str, Any] = {
+            "ticker": company.ticker,
+            "name": subs.get("name") or company.title,
+            "cik": company.cik10,
+            "sic": subs.get("sic"),
+            "sic_description": subs.get("sicDescription"),
+            "exchanges": subs.get("exchanges"),
+            "tickers": subs.get("tickers"),
+            "fiscal_year_end": subs.get("fiscalYearEnd"),
+            "state_of_incorporation": subs.get("stateOfIncorporation"),
+            "category": subs.get("category"),
+            "website": subs.get("website") or None,
+        }
+        if shares is not None:
+            data["outstanding_shares"] = int(shares.value)
+            data["outstanding_shares_as_of"] = shares.end
+            data["outstanding_shares_source"] = f"{shares.form} {shares.accn} filed {shares.filed}"
+        if float_ is not None:
+            data["public_float"] = int(float_.value)
+            data["public_float_as_of"] = float_.end
+        return DataResult({k: v for k, v in data.items() if v not in (None, "", [])},
+                          "SEC EDGAR (submissions, XBRL cover page)", (subs_url, facts_url))
+
+    # Filings ----------------------------------------------------------------------------
+
+    def _rows(self, block: dict[str, Any], company: Company) -> list[dict[str, Any]]:
+        """Parallel arrays of a submissions block -> one dict per filing."""
+        accessions = block.get("accessionNumber") or []
+        rows = []
+        for i, accession in enumerate(accessions):
+            def col(name: str, i: int = i) -> Any:
+                values = block.get(name) or []
+                return values[i] if i < len(values) else None
+
+            doc = col("primaryDocument") or ""
+            folder = self.filing_index_url(company.cik, accession)
+            row = {
+                "accession_number": accession,
+                "filing_type": col("form"),
+                "filing_date": col("filingDate"),
+                "report_date": col("reportDate") or None,
+                "primary_document": doc or None,
+                "description": col("primaryDocDescription") or None,
+                "items": col("items") or None,
+                "url": folder + doc if doc else folder,
+            }
+            rows.append({k: v for k, v in row.items() if v is not None})
+        return rows
+
+    async def _all_filings(
+        self, company: Company, wanted: set[str], limit: int
+    ) -> tuple[list[dict[str, Any]], list[str]]:
+        """Filings of the wanted forms, reading older pages only while more are needed."""
+        subs, url = await self._submissions(company)
+        urls = [url]
+        filings_block = subs.get("filings") or {}
+        found = [r for r in self._rows(filings_block.get("recent") or {}, company)
+                 if not wanted or r.get("filing_type") in wanted]
+        for page in filings_block.get("files") or []:
+            if len(found) >= limit or not isinstance(page, dict) or not page.get("name"):
+                break
+            data, page_url = await self._get(
+                f"{self.data_url}/submissions/{page['name']}", namespace="edgar/submissions",
+                ttl=TTL_24H, what=f"older filings of {company.ticker}",
+                params={"ticker": company.ticker},
+            )
+            urls.append(page_url)
+            if isinstance(data, dict):
+                found.extend(r for r in self._rows(data, company)
+                             if not wanted or r.get("filing_type") in wanted)
+        return found[:limit], urls
+
+    async def filings(
+        self, ticker: str, *, filing_types: tuple[str, ...] = (), limit: int = 10
+    ) -> DataResult:
+        """Filings of the given forms (exact match, e.g. ``10-K``), newest first."""
+        company = await self.resolve(ticker)
+        wanted = {t.strip().upper() for t in filing_types if t.strip()}
+        rows, urls = await self._all_filings(company, wanted, max(1, limit))
+        return DataResult(rows, "SEC EDGAR (submissions)", tuple(urls))
+
+    async def _find_filing(self, company: Company, accession: str) -> dict[str, Any]:
+        rows, _ = await self._all_filings(company, set(), 10_000)
+        for row in rows:
+            if row["accession_number"] == accession:
+                return row
+        raise NotFoundError(f"No filing {accession} for {company.ticker} in SEC EDGAR. List "
+                            f"the company's filings to get a valid accession number.")
+
+    async def _sections(
+        self, company: Company, filing: dict[str, Any]
+    ) -> tuple[dict[str, str], list[str]]:
+        """The filing's items (cached forever by accession number) and the URLs read."""
+        accession = filing["accession_number"]
+        key = {"accession": accession, "ticker": company.ticker, "v": 1}
+        urls = [filing["url"]]
+        if self._cache is not None:
+            hit = self._cache.get("edgar/filing-items", key)
+            if hit is not None and isinstance(hit.value, dict):
+                return {str(k): str(v) for k, v in hit.value["items"].items()}, hit.value["urls"]
+        form = base_form(str(filing.get("filing_type", "")))
+        response = await self.client.get_text(filing["url"], what=f"{form} {accession}")
+        text = html_to_text(str(response.data))
+        sections = split_items(text, form)
+        if not sections:
+            sections = {"Document": text[:FULL_TEXT_CAP]}
+        if form == "8-K":
+            exhibits, exhibit_urls = await self._exhibits(company, accession)
+            sections.update(exhibits)
+            urls.extend(exhibit_urls)
+        if self._cache is not None:
+            self._cache.set("edgar/filing-items", key, {"items": sections, "urls": urls},
+                            url=filing["url"], ttl=NEVER_EXPIRES)
+        return sections, urls
+
+    async def _exhibits(self, company: Company, accession: str) -> tuple[dict[str, str], list[str]]:
+        """Press-release exhibits (EX-99.x) of an 8-K, where earnings numbers usually are."""
+        folder = self.filing_index_url(company.cik, accession)
+        try:
+            index, index_url = await self._get(folder + "index.json", namespace="edgar/index",
+                                               ttl=NEVER_EXPIRES, what=f"the index of {accession}")
+        except DataError:
+            return {}, []
+        items = (index.get("directory") or {}).get("item") or [] if isinstance(index, dict) else []
+        out: dict[str, str] = {}
+        urls = [index_url]
+        for entry in items:
+            name = str(entry.get("name", "")) if isinstance(entry, dict) else ""
+            match = re.search(r"ex-?99[._-]?(\d*)", name, re.IGNORECASE)
+            if not match or not name.lower().endswith((".htm", ".html", ".txt")):
+                continue
+            response = await self.client.get_text(folder + name, what=f"exhibit {name}")
+            out[f"Exhibit-99.{match.group(1) or '1'}"] = html_to_text(str(response.data))
+            urls.append(response.url)
+            if len(out) >= 2:
+                break
+        return out, urls
+
+    async def filing_items(
+        self, ticker: str, *, filing_type: str, accession_number: str,
+        items: tuple[str, ...] = (),
+    ) -> DataResult:
+        """Items of one filing as text. With no items asked for a 10-K/10-Q, only the list
+        of items and their sizes is returned (the full text would be hundreds of pages)."""
+        company = await self.resolve(ticker)
+        filing = await self._find_filing(company, accession_number.strip())
+        form = base_form(str(filing.get("filing_type") or filing_type))
+        sections, urls = await self._sections(company, filing)
+        catalog = ITEM_CATALOG.get(form, {})
+        data: dict[str, Any] = {
+            "ticker": company.ticker, "accession_number": filing["accession_number"],
+            "filing_type": filing.get("filing_type"), "filing_date": filing.get("filing_date"),
+            "report_date": filing.get("report_date"), "url": filing["url"],
+        }
+        if not items and form in LIST_ITEMS_ONLY_FORMS:
+            data["available_items"] = [
+                {"name": k, "title": catalog.get(k, ""), "chars": len(v)}
+                for k, v in sections.items()
+            ]
+            data["note"] = "Ask for specific items (e.g. Item-1A, Item-7) to read their text."
+            return DataResult(data, "SEC EDGAR (filing document)", tuple(urls))
+        wanted: list[str] = []
+        unknown: list[str] = []
+        for raw in items:
+            key = normalize_item(form, raw) or (raw if raw in sections else None)
+            (wanted if key else unknown).append(key or raw)
+        chosen = wanted or list(sections)
+        data["items"] = [{"name": k, "title": catalog.get(k, ""), "text": sections[k]}
+                         for k in chosen if k in sections]
+        missing = [k for k in chosen if k not in sections] + unknown
+        if missing:
+            data["missing_items"] = missing
+            data["available_items"] = list(sections)
+        return DataResult(data, "SEC EDGAR (filing document)", tuple(urls))
+
+    # Screening --------------------------------------------------------------------------
+
+    async def screener_filters(self) -> DataResult:
+        """The fields this screen understands (XBRL frames have no sector or price data)."""
+        fields = {name: ("instant (balance sheet)" if f.instant else "period total")
+                  for name, f in SCREEN_FIELDS.items()}
+        fields.update({name: f"derived: {a} / {b} (decimal, 0.2 = 20%)"
+                       for name, (a, b) in DERIVED_SCREEN_FIELDS.items()})
+        return DataResult({"fields": fields, "period_format": "CY2024 (calendar year) or "
+                           "CY2024Q3 (calendar quarter)"}, "SEC EDGAR (XBRL frames)")
+
+    def default_screen_period(self) -> str:
+        """The last complete calendar year."""
+        return f"CY{self._date().year - 1}"
+
+    async def _frame_values(
+        self, field: str, period: str
+    ) -> tuple[dict[int, tuple[float, str, str]], list[str]]:
+        """cik -> (value, entity name, period end) for one field, concepts merged in order."""
+        spec = SCREEN_FIELDS[field]
+        frame_period = period
+        if spec.instant:
+            frame_period = (period if period.endswith("I")
+                            else (period + "Q4I" if "Q" not in period else period + "I"))
+        values: dict[int, tuple[float, str, str]] = {}
+        urls: list[str] = []
+        for concept in spec.concepts:
+            url = (f"{self.data_url}/api/xbrl/frames/us-gaap/{concept}/"
+                   f"{spec.unit.replace('/', '-per-')}/{frame_period}.json")
+            try:
+                data, got = await self._get(url, namespace="edgar/frames", ttl=TTL_24H,
+                                            what=f"the {concept} frame for {frame_period}")
+            except NotFoundError:
+                continue
+            urls.append(got)
+            for row in (data.get("data") or []) if isinstance(data, dict) else []:
+                try:
+                    cik = int(row["cik"])
+                    values.setdefault(cik, (float(row["val"]), str(row.get("entityName", "")),
+                                            str(row.get("end", ""))))
+                except (KeyError, TypeError, ValueError):
+                    continue
+        return values, urls
+
+    async def screen(
+        self, filters: tuple[ScreenFilter, ...], *, currency: str = "USD", limit: int = 25,
+        period: str | None = None,
+    ) -> DataResult:
+        """Companies passing every filter in one calendar period, from XBRL frames."""
+        if not filters:
+            raise DataError("Give at least one filter (e.g. revenue gt 100000000000).")
+        known = set(SCREEN_FIELDS) | set(DERIVED_SCREEN_FIELDS)
+        bad = [f.field for f in filters if f.field not in known]
+        if bad:
+            raise DataError(
+                f"SEC EDGAR cannot screen on {', '.join(bad)}. It can screen on: "
+                f"{', '.join(sorted(known))}. Sector, industry, price and valuation screens "
+                f"need FINANCIAL_DATASETS_API_KEY.")
+        if currency.upper() != "USD":
+            raise DataError("SEC EDGAR frames are in USD only.")
+        period = (period or self.default_screen_period()).upper()
+        if not re.fullmatch(r"CY\d{4}(Q[1-4])?I?", period):
+            raise DataError(f"Period '{period}' is not valid; use CY2024 or CY2024Q3.")
+        needed: list[str] = []
+        for f in filters:
+            needed.extend(DERIVED_SCREEN_FIELDS.get(f.field, (f.field,)))
+        columns: dict[str, dict[int, tuple[float, str, str]]] = {}
+        urls: list[str] = []
+        for name in dict.fromkeys(needed):
+            columns[name], got = await self._frame_values(name, period)
+            urls.extend(got)
+        companies, tickers_url = await self._ticker_table()
+        by_cik: dict[int, str] = {}
+        for company in companies:
+            by_cik.setdefault(company.cik, company.ticker)
+        rows = self._screen_rows(filters, columns, by_cik, period)
+        sort_field = filters[0].field
+        rows.sort(key=lambda r: r.get(sort_field) or 0, reverse=True)
+        return DataResult(rows[:limit], "SEC EDGAR (XBRL frames)", (*urls, tickers_url),
+                          (f"{len(rows)} companies matched in {period}; sorted by "
+                           f"{sort_field}, highest first.",))
+
+    @staticmethod
+    def _screen_rows(
+        filters: tuple[ScreenFilter, ...], columns: dict[str, dict[int, tuple[float, str, str]]],
+        by_cik: dict[int, str], period: str,
+    ) -> list[dict[str, Any]]:
+        ciks = set.intersection(*(set(col) for col in columns.values())) if columns else set()
+        rows = []
+        for cik in ciks:
+            values: dict[str, float] = {name: col[cik][0] for name, col in columns.items()}
+            for name, (num, den) in DERIVED_SCREEN_FIELDS.items():
+                if num in values and values.get(den):
+                    values[name] = round(values[num] / values[den], 4)
+            if not all(_passes(values.get(f.field), f) for f in filters):
+                continue
+            first = next(iter(columns.values()))[cik]
+            row: dict[str, Any] = {"ticker": by_cik.get(cik), "name": first[1],
+                                   "cik": f"{cik:010d}", "period": period, "period_end": first[2]}
+            row.update({k: int(v) if float(v).is_integer() else v for k, v in values.items()})
+            rows.append(row)
+        return rows
+
+
+def _passes(value: float | None, f: ScreenFilter) -> bool:
+    """Whether ``value`` meets one numeric filter."""
+    if value is None:
+        return False
+    target = f.value
+    if f.operator == "in":
+        if not isinstance(target, list):
+            return False
+        return any(isinstance(t, int | float) and value == t for t in target)
+    if not isinstance(target, int | float):
+        return False
+    return {
+        "gt": value > target, "gte": value >= target, "lt": value < target,
+        "lte": value <= target, "eq": value == target,
+    }[f.operator]

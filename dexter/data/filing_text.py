@@ -1,0 +1,201 @@
+"""SEC filing documents: HTML to plain text, and text split into items.
+
+Text extraction uses BeautifulSoup (tables become ``a | b | c`` rows, inline-XBRL headers
+are dropped). Splitting finds item headings at the start of a line (``Item 1A. Risk
+Factors``, ``ITEM 7 -``, ``Item 2.02``). A heading appears twice in most filings: once in
+the table of contents and once before the section; each item keeps its longest span, which
+skips the table of contents whatever order the headings come in.
+
+Item keys follow the Financial Datasets names: ``Item-1A`` (10-K), ``Part-1,Item-2``
+(10-Q), ``Item-2.02`` (8-K).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from bs4 import BeautifulSoup, Tag
+
+ITEMS_10K: dict[str, str] = {
+    "Item-1": "Business",
+    "Item-1A": "Risk Factors",
+    "Item-1B": "Unresolved Staff Comments",
+    "Item-1C": "Cybersecurity",
+    "Item-2": "Properties",
+    "Item-3": "Legal Proceedings",
+    "Item-4": "Mine Safety Disclosures",
+    "Item-5": "Market for Registrant's Common Equity and Related Stockholder Matters",
+    "Item-6": "[Reserved]",
+    "Item-7": "Management's Discussion and Analysis of Financial Condition and Results of "
+              "Operations",
+    "Item-7A": "Quantitative and Qualitative Disclosures About Market Risk",
+    "Item-8": "Financial Statements and Supplementary Data",
+    "Item-9": "Changes in and Disagreements with Accountants on Accounting and Financial "
+              "Disclosure",
+    "Item-9A": "Controls and Procedures",
+    "Item-9B": "Other Information",
+    "Item-9C": "Disclosure Regarding Foreign Jurisdictions that Prevent Inspections",
+    "Item-10": "Directors, Executive Officers and Corporate Governance",
+    "Item-11": "Executive Compensation",
+    "Item-12": "Security Ownership of Certain Beneficial Owners and Management",
+    "Item-13": "Certain Relationships and Related Transactions, and Director Independence",
+    "Item-14": "Principal Accountant Fees and Services",
+    "Item-15": "Exhibit and Financial Statement Schedules",
+    "Item-16": "Form 10-K Summary",
+}
+
+ITEMS_10Q: dict[str, str] = {
+    "Part-1,Item-1": "Financial Statements",
+    "Part-1,Item-2": "Management's Discussion and Analysis of Financial Condition and "
+                     "Results of Operations",
+    "Part-1,Item-3": "Quantitative and Qualitative Disclosures About Market Risk",
+    "Part-1,Item-4": "Controls and Procedures",
+    "Part-2,Item-1": "Legal Proceedings",
+    "Part-2,Item-1A": "Risk Factors",
+    "Part-2,Item-2": "Unregistered Sales of Equity Securities and Use of Proceeds",
+    "Part-2,Item-3": "Defaults Upon Senior Securities",
+    "Part-2,Item-4": "Mine Safety Disclosures",
+    "Part-2,Item-5": "Other Information",
+    "Part-2,Item-6": "Exhibits",
+}
+
+ITEMS_8K: dict[str, str] = {
+    "Item-1.01": "Entry into a Material Definitive Agreement",
+    "Item-1.02": "Termination of a Material Definitive Agreement",
+    "Item-1.05": "Material Cybersecurity Incidents",
+    "Item-2.01": "Completion of Acquisition or Disposition of Assets",
+    "Item-2.02": "Results of Operations and Financial Condition",
+    "Item-2.03": "Creation of a Direct Financial Obligation",
+    "Item-2.05": "Costs Associated with Exit or Disposal Activities",
+    "Item-2.06": "Material Impairments",
+    "Item-3.01": "Notice of Delisting or Failure to Satisfy a Listing Rule",
+    "Item-4.01": "Changes in Registrant's Certifying Accountant",
+    "Item-4.02": "Non-Reliance on Previously Issued Financial Statements",
+    "Item-5.02": "Departure or Election of Directors or Officers; Compensatory Arrangements",
+    "Item-5.03": "Amendments to Articles of Incorporation or Bylaws",
+    "Item-5.07": "Submission of Matters to a Vote of Security Holders",
+    "Item-7.01": "Regulation FD Disclosure",
+    "Item-8.01": "Other Events",
+    "Item-9.01": "Financial Statements and Exhibits",
+}
+
+ITEM_CATALOG: dict[str, dict[str, str]] = {"10-K": ITEMS_10K, "10-Q": ITEMS_10Q,
+                                           "8-K": ITEMS_8K}
+
+_ITEM_HEADING = re.compile(
+    r"^[ \t]*item[ \t\u00a0]*(\d{1,2}(?:\.\d{2})?[A-Ca-c]?)\b[ \t\u00a0]*[.:\-\u2013\u2014]?",
+    re.IGNORECASE | re.MULTILINE,
+)
+_PART_HEADING = re.compile(r"^[ \t]*part[ \t\u00a0]+(I{1,2}|1|2)\b", re.IGNORECASE | re.MULTILINE)
+
+
+def base_form(filing_type: str) -> str:
+    """``10-K/A`` -> ``10-K``; 10-K405 style variants -> ``10-K``."""
+    upper = filing_type.upper().split("/")[0]
+    for form in ("10-K", "10-Q", "8-K"):
+        if upper.startswith(form):
+            return form
+    return upper
+
+
+def html_to_text(html: str) -> str:
+    """Readable plain text of an (inline-XBRL) HTML filing document."""
+    soup = BeautifulSoup(html, "html.parser")
+    for tag in soup(["script", "style", "head", "ix:header"]):
+        tag.decompose()
+    for table in soup.find_all("table"):
+        lines = []
+        for tr in table.find_all("tr"):
+            cells = [c.get_text(" ", strip=True) for c in tr.find_all(["td", "th"])]
+            cells = [c for c in cells if c and c not in {"$", ")", "%"}]
+            if cells:
+                lines.append(" | ".join(cells))
+        table.replace_with("\n" + "\n".join(lines) + "\n")
+    for tag in soup.find_all(["p", "div", "br", "tr", "li", "h1", "h2", "h3", "h4", "h5", "h6"]):
+        if isinstance(tag, Tag):
+            tag.insert_after("\n")
+    text = soup.get_text()
+    text = text.replace("\u00a0", " ").replace("\u200b", "")
+    text = re.sub(r"[ \t]+", " ", text)
+    text = re.sub(r" *\n *", "\n", text)
+    return re.sub(r"\n{3,}", "\n\n", text).strip()
+
+
+@dataclass(frozen=True, slots=True)
+class _Heading:
+    key: str
+    start: int
+
+
+def _item_key(form: str, number: str, part: str | None) -> str:
+    number = number.upper()
+    if form == "10-Q":
+        return f"Part-{part or '1'},Item-{number}"
+    return f"Item-{number}"
+
+
+def _part_number(raw: str) -> str:
+    return "2" if raw.upper() in {"II", "2"} else "1"
+
+
+def _headings(text: str, form: str) -> list[_Heading]:
+    parts = [(m.start(), _part_number(m.group(1))) for m in _PART_HEADING.finditer(text)]
+    heads: list[_Heading] = []
+    for match in _ITEM_HEADING.finditer(text):
+        number = match.group(1)
+        if (form == "8-K") != ("." in number):
+            continue
+        part = None
+        for pos, num in parts:
+            if pos < match.start():
+                part = num
+        heads.append(_Heading(_item_key(form, number, part), match.start()))
+    # Part headings end the item before them but are not items themselves.
+    return heads + [_Heading("", pos) for pos, _ in parts]
+
+
+def split_items(text: str, filing_type: str) -> dict[str, str]:
+    """Map item keys to their text; each item keeps its longest occurrence (skips the TOC)."""
+    form = base_form(filing_type)
+    heads = sorted(_headings(text, form), key=lambda h: h.start)
+    best: dict[str, str] = {}
+    for i, head in enumerate(heads):
+        if not head.key:
+            continue
+        end = heads[i + 1].start if i + 1 < len(heads) else len(text)
+        body = text[head.start:end].strip()
+        if len(body) > len(best.get(head.key, "")):
+            best[head.key] = body
+    return dict(sorted(best.items(), key=lambda kv: text.find(kv[1])))
+
+
+_ALIAS_CLEAN = re.compile(r"[^a-z0-9.]+")
+
+
+def normalize_item(filing_type: str, item: str) -> str | None:
+    """Map what a model or user wrote (``1A``, ``item 7``, ``Risk Factors``,
+    ``Part II Item 1A``, ``2.02``) to a catalog key, or None when unknown."""
+    form = base_form(filing_type)
+    catalog = ITEM_CATALOG.get(form, {})
+    raw = item.strip()
+    if raw in catalog:
+        return raw
+    lowered = raw.lower()
+    for key, title in catalog.items():
+        if lowered == title.lower() or lowered == key.lower():
+            return key
+    part = None
+    part_match = re.search(r"part[\s\-_]*(ii|i|2|1)\b", lowered)
+    if part_match:
+        part = _part_number(part_match.group(1))
+        lowered = lowered[:part_match.start()] + lowered[part_match.end():]
+    number_match = re.search(r"(\d{1,2}(?:\.\d{2})?[a-c]?)\b", _ALIAS_CLEAN.sub(" ", lowered))
+    if number_match:
+        key = _item_key(form, number_match.group(1), part)
+        if key in catalog:
+            return key
+    for key, title in catalog.items():
+        if lowered and lowered in title.lower():
+            return key
+    return None
