@@ -220,9 +220,13 @@ def format_elapsed(seconds: float) -> str:
     return f"{total // 3600}h {total % 3600 // 60}m"
 
 
-def _compact(value: float, suffix: str) -> str:
-    text = f"{value:.1f}" if value < 10 else f"{round(value)}"
-    return text.removesuffix(".0") + suffix
+def _scaled(n: int, unit: int, suffix: str) -> str:
+    """``n / unit`` rounded half up: one decimal below 10 (``.0`` dropped), whole above."""
+    tenths = (n * 10 + unit // 2) // unit
+    if tenths < 100:
+        whole, tenth = divmod(tenths, 10)
+        return f"{whole}{suffix}" if tenth == 0 else f"{whole}.{tenth}{suffix}"
+    return f"{(n + unit // 2) // unit}{suffix}"
 
 
 def format_tokens(count: int | float) -> str:
@@ -231,8 +235,8 @@ def format_tokens(count: int | float) -> str:
     if n < 1000:
         return str(n)
     if n < 999_500:
-        return _compact(n / 1000, "k")
-    return _compact(n / 1_000_000, "m")
+        return _scaled(n, 1000, "k")
+    return _scaled(n, 1_000_000, "m")
 
 
 def tokens_per_second(output_tokens: int, duration_ms: int) -> float:

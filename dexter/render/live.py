@@ -218,6 +218,10 @@ class LiveRenderer:
                 lines.append(self._working_line(now))
             return lines
 
+    def live_region(self) -> Group:
+        """The live region as it would be drawn now (running tool rows and working line)."""
+        return Group(*self._live_renderables())
+
     def _start_live(self) -> None:
         if self._live is not None:
             return

@@ -15,12 +15,14 @@ twice. A run without a ``done`` entry ends with a synthetic ``Done`` saying it d
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import types
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
 from dexter.events import (
     EVENT_TYPES,
@@ -123,6 +125,32 @@ def _unfinished(entries: list[dict[str, Any]]) -> Done:
     )
 
 
+def _value_fits(value: Any, hint: Any) -> bool:
+    """Whether ``value`` has the JSON shape the field's annotation asks for."""
+    origin = get_origin(hint)
+    if origin is Literal:
+        return value in get_args(hint)
+    if origin in (Union, types.UnionType):
+        return any(_value_fits(value, arg) for arg in get_args(hint))
+    if hint is type(None):
+        return value is None
+    base = origin or hint
+    if base is float:
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if base is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if base in (str, bool, list, dict):
+        return isinstance(value, base)
+    return True
+
+
+def _well_typed(event: Event) -> bool:
+    """Whether every field of a rebuilt event has the type the views expect."""
+    hints = get_type_hints(type(event))
+    return all(_value_fits(getattr(event, f.name), hints[f.name])
+               for f in dataclasses.fields(event))
+
+
 def _shown_elsewhere(kind: str, *, has_results: bool, has_init: bool) -> bool:
     """Entries that are live-only, or duplicate what ``tool_result``/``init`` entries give."""
     if kind in _LIVE_ONLY:
@@ -154,7 +182,7 @@ def replay_events(
             continue
         elif kind in EVENT_TYPES:
             event = event_from_dict(entry)
-            if event is None:
+            if event is None or not _well_typed(event):
                 stats.skipped[kind] += 1
                 continue
             if isinstance(event, RunStart) and scratchpad and not event.scratchpad:
