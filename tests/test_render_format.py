@@ -102,6 +102,12 @@ def test_calculator_result_shows_the_value(value: object, shown: str) -> None:
     assert result_summary("calculator", result) == shown
 
 
+def test_calculator_prefers_its_own_formatted_value() -> None:
+    result = json.dumps({"data": {"expression": "2**40", "result": 1099511627776,
+                                  "formatted": "1,099,511,627,776"}})
+    assert result_summary("calculator", result) == "= 1,099,511,627,776"
+
+
 def test_persisted_result_reports_saved_size() -> None:
     result = ("[Result persisted to .dexter/tool-results/call_1.txt (120.5 KB)]\n"
               "first 2,000 characters...")

@@ -15,6 +15,7 @@ from dexter.events import (
     Done,
     Event,
     MemoryFlush,
+    MemoryRecalled,
     RunStart,
     StreamProgress,
     ToolEnd,
@@ -238,6 +239,20 @@ def test_failed_run_shows_the_error_instead_of_an_answer(status: str, text: str)
                     total_time_ms=1_500)])
     lines = [line for line in text_lines(con) if line]
     assert lines[-2:] == [text, "✻ 1s"]
+
+
+def test_events_outside_a_run_are_printed_without_a_working_line() -> None:
+    con = console(terminal=True)
+    renderer = LiveRenderer(con, clock=Clock())
+    try:
+        renderer.handle(MemoryRecalled(["MEMORY.md"], 2_000))
+        assert not renderer.is_live
+        assert "⏺ Memory recalled: 1 file (~2k tokens)" in con.export_text(clear=False)
+        renderer.handle(StreamProgress(40, "responding"))  # work without a run_start
+        assert renderer.is_live
+    finally:
+        renderer.close()
+    assert not renderer.is_live
 
 
 def test_two_runs_on_one_renderer_each_show_their_answer() -> None:

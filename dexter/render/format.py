@@ -119,8 +119,11 @@ def _json_summary(tool: str, payload: Any) -> str | None:
     data = payload["data"]
     suffix = _sources_suffix(payload)
     if tool == "calculator" and isinstance(data, dict) and "result" in data:
-        result = data["result"]
-        shown = _format_number(result) if isinstance(result, int | float) else str(result)
+        result, formatted = data["result"], data.get("formatted")
+        if isinstance(formatted, str) and formatted:
+            shown = formatted
+        else:
+            shown = _format_number(result) if isinstance(result, int | float) else str(result)
         return "= " + truncate(one_line(shown), 60)
     if isinstance(data, list):
         return f"Received {plural(len(data), 'item')}{suffix}"

@@ -29,10 +29,12 @@ from rich.table import Table
 from rich.text import Text
 
 from dexter.events import (
+    AnswerDelta,
     Compaction,
     Done,
     Event,
     MemoryFlush,
+    ProviderRetry,
     RunStart,
     StreamProgress,
     Thinking,
@@ -80,6 +82,9 @@ MUTED = "#a6a6a6"
 _TONES = {"info": PRIMARY, "muted": MUTED, "warning": WARNING, "error": ERROR}
 _DETAIL = "  ⎿  "
 _BLINK_S = 0.6
+
+# Events that mean the agent is working: outside a run they bring up the working line.
+_WORK_EVENTS = (StreamProgress, AnswerDelta, Thinking, ToolStart, ToolProgress, ProviderRetry)
 
 RowState = Literal["active", "done", "error", "interrupted"]
 
@@ -292,10 +297,11 @@ class LiveRenderer:
         if isinstance(event, Done):
             self._done(event)
             return
-        if not self._running:
+        if not self._running and isinstance(event, _WORK_EVENTS):
             with self._lock:
+                self._reset_run()
                 self._running = True
-        self._start_live()
+            self._start_live()
         notice = notice_for(event)
         if notice is not None:
             self._print_notice(notice)
