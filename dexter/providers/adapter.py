@@ -1,0 +1,104 @@
+"""The shared shell of the SDK adapters: error wrapping, stream folding, closing.
+
+Subclasses say how to open a stream, how to make a blocking call and which accumulator
+folds their stream events; everything else (turning any failure into a classified,
+key-free ``ProviderError``, yielding chunks then exactly one response) lives here.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator
+from typing import Any, Protocol
+
+from dexter.providers.base import ModelRequest, ModelResponse, StreamChunk
+from dexter.providers.errors import ProviderError, classify_error
+
+
+class StreamAccumulator(Protocol):
+    """Folds one provider's stream events into display chunks and one final response."""
+
+    def add(self, event: Any) -> list[StreamChunk]:
+        """Take one event; return what can be shown right away."""
+
+    def finish(self) -> ModelResponse:
+        """The complete reply; raises ``ProviderError`` if the stream never finished."""
+
+
+class SDKChatModel(ABC):
+    """Base class of the SDK adapters (implements the ``ChatModel`` protocol)."""
+
+    def __init__(self, *, model: str, provider_id: str, provider_display: str, key_env: str | None,
+                 base_url: str, api_key: str, client: Any) -> None:
+        self._model = model
+        self._provider_id = provider_id
+        self._display = provider_display
+        self._key_env = key_env
+        self._base_url = base_url
+        self._api_key = api_key
+        self._client = client
+
+    @property
+    def model(self) -> str:
+        """The model id sent to the provider."""
+        return self._model
+
+    @property
+    def provider_id(self) -> str:
+        """The provider id (``openai``, ``anthropic``, ...)."""
+        return self._provider_id
+
+    @abstractmethod
+    def _accumulator(self) -> StreamAccumulator:
+        """A fresh accumulator for one stream."""
+
+    @abstractmethod
+    async def _open_stream(self, request: ModelRequest) -> Any:
+        """Start a streaming call; returns the SDK's async stream (a context manager)."""
+
+    @abstractmethod
+    async def _blocking(self, request: ModelRequest) -> ModelResponse:
+        """Make one blocking call and convert its reply."""
+
+    def _error(self, exc: BaseException) -> ProviderError:
+        if isinstance(exc, ProviderError):
+            err = exc
+            if not err.provider:
+                err.message = f"{self._display} ({self._model}): {err.message}"
+            err.provider, err.model = self._display, self._model
+        else:
+            err = classify_error(exc, self._display, self._model, self._key_env, base_url=self._base_url)
+        if self._api_key and len(self._api_key) >= 6:
+            err.message = err.message.replace(self._api_key, "***")
+            err.detail = err.detail.replace(self._api_key, "***")
+        return err
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk | ModelResponse]:
+        """Stream the reply: text/thinking/tool_input chunks, then one ``ModelResponse``."""
+        acc = self._accumulator()
+        try:
+            async with await self._open_stream(request) as events:
+                async for event in events:
+                    for piece in acc.add(event):
+                        yield piece
+            response = acc.finish()
+        except Exception as exc:  # includes httpx2 transport errors, which escape the SDK's APIError
+            err = self._error(exc)
+            if err is exc:
+                raise
+            raise err from exc
+        yield response
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        """One blocking call. Raises ``ProviderError`` on failure."""
+        try:
+            return await self._blocking(request)
+        except Exception as exc:
+            err = self._error(exc)
+            if err is exc:
+                raise
+            raise err from exc
+
+    async def aclose(self) -> None:
+        """Release HTTP connections."""
+        await self._client.close()
