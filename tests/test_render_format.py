@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
+from dexter.context.results import persist_result
 from dexter.events import Done
 from dexter.render.format import (
     args_summary,
@@ -113,6 +115,18 @@ def test_persisted_result_reports_saved_size() -> None:
               "first 2,000 characters...")
     assert result_summary("web_fetch", result) == "Saved 120.5 KB to file"
     assert result_summary("web_fetch", "[Result persisted to x.txt]") == "Saved to file"
+
+
+def test_context_preview_of_a_large_result_reports_the_file_or_the_failed_save(
+    tmp_path: Path,
+) -> None:
+    big = "x" * 120_000
+    saved, _ = persist_result(big, "call_1", 2_000, tmp_path / "tool-results")
+    assert result_summary("web_fetch", saved) == "Saved 117 KB to file"
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("a file where the folder should be")
+    failed, _ = persist_result(big, "call_2", 2_000, blocker)
+    assert result_summary("web_fetch", failed) == "Too large (117 KB): preview only, not saved"
 
 
 def test_error_summary_is_one_line_and_cut_to_80() -> None:

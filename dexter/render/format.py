@@ -10,6 +10,7 @@ import math
 import re
 from typing import Any
 
+from dexter.context.results import is_persisted_preview, persisted_path
 from dexter.events import Done
 
 ELLIPSIS = "…"
@@ -135,13 +136,19 @@ def _json_summary(tool: str, payload: Any) -> str | None:
     return f"Received data{suffix}"
 
 
+def is_persisted(result: str) -> bool:
+    """Whether ``result`` is the preview left in place of a result too large for the context."""
+    return result.startswith(PERSISTED_PREFIX) or is_persisted_preview(result)
+
+
 def persisted_summary(result: str) -> str:
-    """``Saved 120 KB to file`` for a result that was persisted to disk."""
+    """``Saved 120 KB to file`` for a persisted result; says so when the save failed."""
     first = result.splitlines()[0] if result else ""
     match = _KB_RE.search(first)
-    if match is None:
-        return "Saved to file"
-    return f"Saved {match.group(1)} KB to file"
+    if is_persisted_preview(result) and persisted_path(result) is None:
+        size = f" ({match.group(1)} KB)" if match else ""
+        return f"Too large{size}: preview only, not saved"
+    return f"Saved {match.group(1)} KB to file" if match else "Saved to file"
 
 
 def error_summary(error: str) -> str:
@@ -155,7 +162,7 @@ def error_summary(error: str) -> str:
 def result_summary(tool: str, result: str) -> str:
     """A one-line summary of a successful tool result, as shown under the tool's row."""
     stripped = result.strip()
-    if stripped.startswith(PERSISTED_PREFIX):
+    if is_persisted(stripped):
         return persisted_summary(stripped)
     if stripped[:1] in ("{", "["):
         try:
