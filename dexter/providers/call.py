@@ -111,7 +111,7 @@ async def generate(
         except Exception as exc:
             err = _as_provider_error(exc, model)
         if err.kind not in RETRYABLE:
-            raise _give_up(err, retries, produced) from err
+            raise _give_up(err, 0, produced) from err
         fallback = use_stream and not produced
         if not fallback:
             if retries >= max_retries:
