@@ -1,0 +1,190 @@
+"""Memory flush: before compaction, keep the durable facts of the session in memory files.
+
+One model call asks for facts about the user and decisions worth remembering; the reply
+is appended under a dated heading to the day's file ``<memory dir>/YYYY-MM-DD.md`` (local
+date), which the memory index reads. A reply saying there is nothing to keep writes nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from dexter.context.calls import call_model
+from dexter.context.tokens import estimate_message_tokens, estimate_text_tokens
+from dexter.messages import Usage, UserMessage
+from dexter.providers.base import ChatModel, ModelRequest
+from dexter.providers.errors import ProviderError
+
+NO_MEMORY_TOKEN = "NO_MEMORY_TO_FLUSH"
+
+FLUSH_SYSTEM = (
+    "You keep a research assistant's long-term memory about its user. You reply with "
+    "concise markdown bullets or with NO_MEMORY_TO_FLUSH, never with tool calls."
+)
+
+FLUSH_HEADING = "Pre-compaction memory flush"
+
+DEFAULT_FLUSH_OUTPUT_TOKENS = 2_048
+REQUEST_SAFETY = 0.85
+"""Share of the window a flush request may fill (the estimate is approximate)."""
+
+_OMITTED_NOTE = "[Earlier tool results omitted to fit the model's context window: {chars:,} characters]\n\n"
+_NOTHING_RE = re.compile(
+    r"^(?:no|nothing|none)\b.{0,80}\b(?:memor(?:y|ies)|remember|keep|store|save|flush|"
+    r"durable|facts?|worth)\b", re.I | re.S,
+)
+_FENCE_RE = re.compile(r"^```[a-zA-Z]*\n(?P<body>.*?)\n?```$", re.S)
+_RESULT_START = re.compile(r"(?m)^### ")
+
+
+class FlushError(Exception):
+    """The memory flush failed; the message says why (no API keys in it)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FlushResult:
+    """What a flush kept."""
+
+    files_written: list[str]
+    """Names of the memory files written, relative to the memory folder."""
+    text: str
+    """The bullets written (empty when there was nothing to keep)."""
+    omitted_chars: int = 0
+    """Characters of older tool results left out so the request fit the window."""
+    usage: Usage = field(default_factory=Usage)
+
+
+def build_flush_prompt(query: str, tool_results_text: str) -> str:
+    """The user prompt of the flush call."""
+    return (
+        "This research session is about to be compacted: older context will be replaced "
+        "by a summary. Before that happens, pick out what is worth remembering about the "
+        "user for future sessions.\n\n"
+        f"The user's query:\n{query}\n\n"
+        f"What the session retrieved so far:\n{tool_results_text or '[no tool results yet]'}\n\n"
+        "Write concise markdown bullets (\"- ...\") of durable facts only:\n"
+        "- the user's financial goals, time horizon and liquidity needs;\n"
+        "- holdings, accounts (brokerage, 401k, IRA) and allocation changes;\n"
+        "- risk tolerance and investing philosophy, and stated preferences;\n"
+        "- decisions the user made and their reasons;\n"
+        "- findings of lasting value to the user (not figures that will change).\n"
+        "Do not include temporary tool output, market data, prices or quotes.\n"
+        f"If nothing is worth keeping, reply with exactly {NO_MEMORY_TOKEN} and nothing else."
+    )
+
+
+async def memory_flush(
+    model: ChatModel,
+    query: str,
+    tool_results_text: str,
+    *,
+    window: int,
+    memory_dir: Path,
+    now: datetime | None = None,
+    system: str = FLUSH_SYSTEM,
+    max_output_tokens: int = DEFAULT_FLUSH_OUTPUT_TOKENS,
+) -> FlushResult:
+    """Ask ``model`` for durable facts and append them to today's memory file.
+
+    The request never exceeds ``window``: when the tool results do not fit, the MOST
+    RECENT part that fits is sent (cut at a result boundary when possible) with a note
+    saying how much was left out. One call, no chunking: a flush is a best-effort
+    safety net, and the newest results are the likeliest to hold what is not yet in memory.
+
+    Raises ``FlushError`` when the call fails, the window is too small, or the file cannot
+    be written.
+    """
+    budget = int(window * REQUEST_SAFETY) - max_output_tokens
+    overhead = estimate_message_tokens([UserMessage(build_flush_prompt(query, ""))], system)
+    room = budget - overhead - estimate_text_tokens(_OMITTED_NOTE.format(chars=10**12))
+    if room < 500:
+        raise FlushError(
+            f"The model's context window ({window:,} tokens) is too small for a memory flush."
+        )
+    material, omitted = fit_recent(tool_results_text, room)
+    if omitted:
+        material = _OMITTED_NOTE.format(chars=omitted) + material
+    request = ModelRequest(
+        system=system,
+        messages=(UserMessage(build_flush_prompt(query, material)),),
+        tools=(),
+        max_tokens=max_output_tokens,
+    )
+    try:
+        response = await call_model(model, request)
+    except ProviderError as exc:
+        raise FlushError(f"Memory flush call failed: {exc}") from exc
+    text = clean_reply(response.message.text)
+    if is_nothing_to_keep(text):
+        return FlushResult([], "", omitted, response.usage)
+    try:
+        path = append_memory(memory_dir, text, now or datetime.now())
+    except OSError as exc:
+        raise FlushError(
+            f"Could not write the memory file in {memory_dir}: {exc.strerror or exc}"
+        ) from exc
+    return FlushResult([path.name], text, omitted, response.usage)
+
+
+def fit_recent(text: str, max_tokens: int) -> tuple[str, int]:
+    """The most recent part of ``text`` within ``max_tokens``, and how many chars were cut.
+
+    Cuts at the first result boundary (a line starting ``### ``) inside the kept part when
+    there is one, so the model never sees half a result header.
+    """
+    if estimate_text_tokens(text) <= max_tokens:
+        return text, 0
+    # No text estimates above one token per character, so this many characters always fit;
+    # grow towards the largest tail that still fits.
+    low, high = max_tokens, len(text)
+    while low < high:
+        mid = (low + high + 1) // 2
+        if estimate_text_tokens(text[-mid:]) <= max_tokens:
+            low = mid
+        else:
+            high = mid - 1
+    tail = text[-low:] if low else ""
+    at_boundary = tail.startswith("### ") and text[-low - 1] == "\n"
+    boundary = None if at_boundary else _RESULT_START.search(tail, 1)
+    if boundary:
+        tail = tail[boundary.start():]
+    return tail, len(text) - len(tail)
+
+
+def clean_reply(reply: str) -> str:
+    """The reply without surrounding whitespace or a wrapping code fence."""
+    text = reply.strip()
+    fenced = _FENCE_RE.match(text)
+    if fenced:
+        text = fenced.group("body").strip()
+    return text
+
+
+def is_nothing_to_keep(text: str) -> bool:
+    """True for an empty reply, the token (in backticks, quotes or with a full stop), or a
+    short one-line "nothing to keep" phrasing. A reply with bullets is never "nothing"."""
+    bare = text.strip().strip("`'\"*_ .").strip()
+    if not bare or bare.upper() == NO_MEMORY_TOKEN:
+        return True
+    if "\n" in bare or bare.lstrip().startswith(("-", "*")) or len(bare) > 160:
+        return False
+    return NO_MEMORY_TOKEN in bare.upper() or bool(_NOTHING_RE.match(bare))
+
+
+def append_memory(memory_dir: Path, text: str, now: datetime) -> Path:
+    """Append ``text`` under ``## HH:MM — Pre-compaction memory flush`` to the day's file."""
+    local = now.astimezone() if now.tzinfo else now
+    memory_dir.mkdir(parents=True, exist_ok=True)
+    path = memory_dir / f"{local:%Y-%m-%d}.md"
+    existing = path.stat().st_size if path.exists() else 0
+    separator = ""
+    if existing:
+        with path.open("rb") as handle:
+            handle.seek(-1, 2)
+            separator = "\n" if handle.read(1) == b"\n" else "\n\n"
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(f"{separator}## {local:%H:%M} — {FLUSH_HEADING}\n\n{text}\n")
+    return path

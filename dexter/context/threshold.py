@@ -1,0 +1,190 @@
+"""manageContextThreshold: flush memory, then compact, then truncate, once over the threshold.
+
+Runs after every tool round. It is an async generator so the loop can pass its events on
+as they happen (a compaction call takes seconds): it yields ``MemoryFlush``,
+``Compaction`` and ``ContextCleared`` events and, last, exactly one ``ThresholdOutcome``
+holding the new message list::
+
+    async for item in manage_context_threshold(messages, ...):
+        if isinstance(item, ThresholdOutcome):
+            messages = item.messages
+        else:
+            yield item
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from dexter.config import ContextSettings
+from dexter.context.compaction import CompactionResult, apply_compaction, continuation_message
+from dexter.context.flush import FlushResult
+from dexter.context.limits import TokenSource, context_threshold, tokens_in_use
+from dexter.context.tokens import estimate_message_tokens
+from dexter.context.trace import TraceFn
+from dexter.context.truncate import truncate_rounds
+from dexter.events import Compaction, ContextCleared, MemoryFlush
+from dexter.messages import Message, Usage
+
+Compactor = Callable[[str, str], Awaitable[CompactionResult]]
+"""``(query, tool_results_text) -> CompactionResult``; raises on failure."""
+
+Flusher = Callable[[str, str], Awaitable[FlushResult]]
+"""``(query, tool_results_text) -> FlushResult``; raises on failure."""
+
+
+class ScratchpadView(Protocol):
+    """What the threshold stage needs from the scratchpad."""
+
+    def tool_results_text(self) -> str:
+        """Compaction input: the summary plus later results, or every result."""
+
+    def active_tool_result_count(self) -> int:
+        """Results recorded since the last compaction boundary."""
+
+    def set_compaction_summary(self, summary: str) -> None:
+        """Record a compaction: the summary and a new boundary."""
+
+
+@dataclass
+class ThresholdState:
+    """Carried across turns of one run; the stage updates it in place."""
+
+    compaction_failures: int = 0
+    """Consecutive failed compactions (reset by a success)."""
+    flushed: bool = False
+    """A memory flush ran since the last compaction or truncation."""
+
+
+@dataclass(frozen=True, slots=True)
+class ThresholdOutcome:
+    """The last item the stage yields."""
+
+    messages: list[Message]
+    """The new view (the same list object when nothing changed)."""
+    tokens: int
+    """Tokens in use afterwards (the estimate once anything changed)."""
+    source: TokenSource
+    threshold: int
+    usage: Usage = field(default_factory=Usage)
+    """Token usage of the flush and compaction calls made."""
+
+    @property
+    def over_threshold(self) -> bool:
+        return self.tokens > self.threshold
+
+
+ThresholdItem = MemoryFlush | Compaction | ContextCleared | ThresholdOutcome
+
+
+async def manage_context_threshold(
+    messages: list[Message],
+    *,
+    query: str,
+    cfg: ContextSettings,
+    window: int,
+    scratchpad: ScratchpadView,
+    compactor: Compactor,
+    state: ThresholdState,
+    flush: Flusher | None = None,
+    last_reported_input: int | None = None,
+    reported_basis: int | None = None,
+    system: str = "",
+    extra_tokens: int = 0,
+    compaction_model: str = "",
+    trace: TraceFn | None = None,
+) -> AsyncIterator[ThresholdItem]:
+    """Bring the view under the threshold; yields events, then one ``ThresholdOutcome``.
+
+    ``used`` is ``last_reported_input`` (plus what the view grew since ``reported_basis``,
+    the estimate of the view that call was sent with), else the estimate of ``messages``
+    plus ``system`` (only when the system prompt is not ``messages[0]``) plus
+    ``extra_tokens`` (tool schemas). Nothing happens while ``used <= threshold`` or when
+    ``cfg.enabled`` is false. Otherwise, in order:
+
+    1. memory flush, when ``flush`` is given (memory on) and ``state.flushed`` is false.
+       It does not shrink the view, so the next step always follows. A failed flush is
+       reported in the end event and not retried before the next compaction/truncation.
+    2. compaction, when ``state.compaction_failures < max_compaction_failures`` and the
+       scratchpad has at least ``min_tool_results_for_compaction`` active results.
+       Success: the view becomes system prompt + continuation message, the scratchpad
+       records the summary, failures reset, and the stage stops. Failure: failures + 1.
+    3. truncation to the last ``truncate_keep_rounds`` rounds. If the view is still over
+       the threshold, fewer rounds are kept, down to one (one ``ContextCleared`` event).
+
+    After a step that changed the view, its estimate replaces the provider's (stale) count.
+    """
+    threshold = context_threshold(window, cfg)
+    fixed = extra_tokens
+
+    def estimate(view: list[Message]) -> int:
+        return estimate_message_tokens(view, system) + fixed
+
+    used, source = tokens_in_use(last_reported_input, estimate(messages), reported_basis)
+    usage = Usage()
+    if not cfg.enabled or used <= threshold:
+        yield ThresholdOutcome(messages, used, source, threshold)
+        return
+
+    if flush is not None and not state.flushed:
+        yield MemoryFlush(phase="start")
+        files: list[str] = []
+        error = ""
+        try:
+            flushed = await flush(query, scratchpad.tool_results_text())
+            files = list(flushed.files_written)
+            usage = usage + flushed.usage
+        except Exception as exc:
+            error = str(exc) or type(exc).__name__
+        state.flushed = True
+        yield MemoryFlush(phase="end", files_written=files, error=error)
+        _trace(trace, "flush", used, used)
+
+    if (state.compaction_failures < cfg.max_compaction_failures
+            and scratchpad.active_tool_result_count() >= cfg.min_tool_results_for_compaction):
+        yield Compaction(phase="start", pre_tokens=used, model=compaction_model)
+        try:
+            result = await compactor(query, scratchpad.tool_results_text())
+        except Exception as exc:
+            state.compaction_failures += 1
+            yield Compaction(phase="end", success=False, pre_tokens=used,
+                             model=compaction_model, error=str(exc) or type(exc).__name__)
+            _trace(trace, "compact", used, used)
+        else:
+            usage = usage + result.usage
+            compacted = apply_compaction(messages, continuation_message(query, result.summary))
+            scratchpad.set_compaction_summary(result.summary)
+            state.compaction_failures = 0
+            state.flushed = False
+            after = estimate(compacted)
+            yield Compaction(phase="end", success=True, pre_tokens=used, post_tokens=after,
+                             model=result.model or compaction_model)
+            _trace(trace, "compact", used, after)
+            yield ThresholdOutcome(compacted, after, "estimate", threshold, usage)
+            return
+
+    truncated, kept = messages, 0
+    keep = cfg.truncate_keep_rounds
+    while True:
+        truncated, report = truncate_rounds(messages, keep)
+        kept = report.kept_count
+        after = estimate(truncated)
+        if after <= threshold or keep <= 1:
+            break
+        keep -= 1
+    cleared = len(messages) - len(truncated)
+    if cleared:
+        state.flushed = False
+        yield ContextCleared(cleared_count=cleared, kept_count=kept, reason="threshold")
+        _trace(trace, "truncate", used, after)
+        yield ThresholdOutcome(truncated, after, "estimate", threshold, usage)
+        return
+    _trace(trace, "truncate", used, used)
+    yield ThresholdOutcome(messages, used, source, threshold, usage)
+
+
+def _trace(trace: TraceFn | None, stage: str, before: int, after: int) -> None:
+    if trace is not None:
+        trace(stage, before, after)

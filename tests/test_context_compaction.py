@@ -1,0 +1,156 @@
+"""LLM compaction: the prompt, the summary format, chunking to the fast window, no tools."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from dexter.context.compaction import (
+    SUMMARY_SECTIONS,
+    CompactionError,
+    apply_compaction,
+    build_compaction_prompt,
+    compact,
+    continuation_message,
+    format_summary,
+    split_for_budget,
+)
+from dexter.context.tokens import estimate_message_tokens, estimate_text_tokens
+from dexter.messages import AssistantMessage, SystemMessage, ToolCall, UserMessage
+from dexter.providers.base import ModelRequest
+from dexter.providers.errors import ProviderError
+from tests.context_builders import head, rounds
+from tests.scripted_model import ScriptedModel
+
+REPLY = (
+    "<analysis>Draft: call 1 returned revenue.</analysis>\n"
+    "<summary>\n## 1. Original Query and Intent\nNVDA growth\n\n\n\n"
+    "## 6. Numerical Data\nFY2024 revenue 60.92B USD (get_financials)\n</summary>"
+)
+PLANTED = re.compile(r"\bN\d{3}=\d+\.\d+\b")
+
+
+def test_prompt_says_text_only_at_start_and_end_and_lists_the_nine_sections() -> None:
+    prompt = build_compaction_prompt("NVDA growth?", "### get_financials(query=x)\nrev 1.5B")
+    first, last = prompt.split("\n")[0], prompt.rstrip().split("\n")[-1]
+    for line in (first, last):
+        assert "text only" in line.lower() and "tool call" in line.lower() and "fail" in line
+    assert "<analysis>" in prompt and "<summary>" in prompt
+    positions = [prompt.index(title) for title in SUMMARY_SECTIONS]
+    assert positions == sorted(positions)
+    assert len(SUMMARY_SECTIONS) == 9
+    assert "keep EVERY number the tools returned" in prompt
+    assert "NVDA growth?" in prompt and "rev 1.5B" in prompt
+
+
+def test_summary_drops_the_analysis_and_gets_the_prefix() -> None:
+    summary = format_summary(REPLY)
+    assert summary.startswith("Summary:\n## 1. Original Query and Intent")
+    assert "<analysis>" not in summary and "Draft" not in summary and "<summary>" not in summary
+    assert "\n\n\n" not in summary
+    assert "60.92B" in summary
+
+
+def test_summary_without_tags_or_with_an_unclosed_analysis() -> None:
+    assert format_summary("Just the facts: 1.2B") == "Summary:\nJust the facts: 1.2B"
+    assert format_summary("<analysis>thinking<summary>kept 3%</summary>") == "Summary:\nkept 3%"
+
+
+@pytest.mark.parametrize("reply", ["", "   \n", "<analysis>only a draft</analysis>",
+                                   "<summary>  </summary>"])
+def test_empty_summary_is_an_error(reply: str) -> None:
+    with pytest.raises(CompactionError, match="empty"):
+        format_summary(reply)
+
+
+def test_continuation_message_holds_query_and_summary_and_says_resume() -> None:
+    message = continuation_message("NVDA growth?", "Summary:\nrev 60.92B")
+    assert message.kind == "summary"
+    assert message.content.startswith("NVDA growth?")
+    assert "Summary:\nrev 60.92B" in message.content
+    text = message.content.lower()
+    assert "resume directly" in text and "do not acknowledge or recap" in text
+    assert "do not ask the" in text
+
+
+def test_apply_compaction_keeps_only_system_and_the_continuation() -> None:
+    summary = continuation_message("q", "Summary:\nx")
+    history = [SystemMessage("sys"), UserMessage("old", kind="history"), AssistantMessage("a"),
+               *head()[1:], *rounds(3)]
+    assert apply_compaction(history, summary) == [SystemMessage("sys"), summary]
+
+
+async def test_single_call_binds_no_tools_and_returns_the_formatted_summary() -> None:
+    model = ScriptedModel([REPLY], model="fast-model")
+    result = await compact(model, "NVDA growth?", "### get_financials(q)\nrev 60.92B",
+                           fast_window=128_000, max_output_tokens=4_000)
+    assert result.summary == format_summary(REPLY)
+    assert (result.calls, result.chunks, result.model) == (1, 1, "fast-model")
+    assert result.usage.output_tokens > 0
+    (request,) = model.requests
+    assert request.tools == ()
+    assert request.max_tokens == 4_000
+    assert "rev 60.92B" in request.messages[0].content  # type: ignore[union-attr]
+
+
+def _echo_numbers(request: ModelRequest) -> str:
+    prompt = request.messages[0].content  # type: ignore[union-attr]
+    found = PLANTED.findall(prompt)
+    return f"<analysis>checked {len(found)}</analysis><summary>Numerical Data: {' '.join(found)}</summary>"
+
+
+def _big_results(count: int, size: int) -> tuple[str, list[str]]:
+    blocks, planted = [], []
+    for n in range(count):
+        number = f"N{n:03d}={n * 7 + 0.25:.2f}"
+        planted.append(number)
+        filler = ("revenue by segment and quarter, " * (size // 32 + 1))[:size]
+        blocks.append(f"### get_financials(query=segment {n})\n{filler}\n{number}\n{filler}")
+    return "\n\n".join(blocks), planted
+
+
+async def test_input_larger_than_the_fast_window_is_chunked_and_merged() -> None:
+    text, planted = _big_results(count=40, size=6_000)  # ~120,000 tokens
+    window, output = 30_000, 2_000
+    assert estimate_text_tokens(text) > window
+    model = ScriptedModel([_echo_numbers] * 20)
+    result = await compact(model, "Segment trends?", text, fast_window=window,
+                           max_output_tokens=output)
+    assert result.chunks > 1
+    assert result.calls == len(model.requests) == result.chunks + 1
+    for request in model.requests:
+        assert request.tools == ()
+        assert estimate_message_tokens(request.messages, request.system) + output <= window
+    chunk_prompts = [r.messages[0].content for r in model.requests[:-1]]  # type: ignore[union-attr]
+    for prompt in chunk_prompts:
+        material = prompt.split("(part ", 1)[1].split("):\n", 1)[1]
+        assert material.startswith("### get_financials")  # cut at a result boundary
+    assert "Partial summaries to merge" in model.requests[-1].messages[0].content  # type: ignore[union-attr]
+    assert PLANTED.findall(result.summary) == planted
+
+
+def test_split_cuts_between_results_and_slices_a_single_huge_result() -> None:
+    text = "### a(x)\n" + "y" * 4_000 + "\n\n### b(x)\n" + "z" * 4_000
+    chunks = split_for_budget(text, 1_500)
+    assert "".join(chunks) == text
+    assert all(estimate_text_tokens(c) <= 1_500 for c in chunks)
+    assert len(split_for_budget(text, 10_000)) == 1
+
+
+async def test_provider_error_and_empty_reply_are_compaction_errors() -> None:
+    failing = ScriptedModel([ProviderError("bad_request", "The request was rejected.")])
+    with pytest.raises(CompactionError, match="rejected"):
+        await compact(failing, "q", "### t()\ndata", fast_window=128_000)
+    empty = ScriptedModel([""])
+    with pytest.raises(CompactionError, match="empty"):
+        await compact(empty, "q", "### t()\ndata", fast_window=128_000)
+    tool_only = ScriptedModel([AssistantMessage(tool_calls=(ToolCall("1", "web_search", {}),))])
+    with pytest.raises(CompactionError, match="empty"):
+        await compact(tool_only, "q", "### t()\ndata", fast_window=128_000)
+
+
+async def test_a_window_too_small_to_summarize_is_a_clear_error() -> None:
+    with pytest.raises(CompactionError, match="too small"):
+        await compact(ScriptedModel([REPLY]), "q", "data", fast_window=8_000,
+                      max_output_tokens=8_000)
