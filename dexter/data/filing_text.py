@@ -159,31 +159,46 @@ def split_items(text: str, filing_type: str) -> dict[str, str]:
     """Map item keys to their text; each item keeps its longest occurrence (skips the TOC)."""
     form = base_form(filing_type)
     heads = sorted(_headings(text, form), key=lambda h: h.start)
-    best: dict[str, str] = {}
+    best: dict[str, tuple[int, str]] = {}
     for i, head in enumerate(heads):
         if not head.key:
             continue
         end = heads[i + 1].start if i + 1 < len(heads) else len(text)
         body = text[head.start:end].strip()
-        if len(body) > len(best.get(head.key, "")):
-            best[head.key] = body
-    return dict(sorted(best.items(), key=lambda kv: text.find(kv[1])))
+        if len(body) > len(best.get(head.key, (0, ""))[1]):
+            best[head.key] = (head.start, body)
+    return {key: body for key, (_, body) in sorted(best.items(), key=lambda kv: kv[1][0])}
 
 
 _ALIAS_CLEAN = re.compile(r"[^a-z0-9.]+")
 
+# Common names for sections, per form: (words to look for, 10-K key, 10-Q key).
+_TOPIC_ALIASES: tuple[tuple[tuple[str, ...], str, str], ...] = (
+    (("md&a", "mda", "management's discussion", "management discussion"),
+     "Item-7", "Part-1,Item-2"),
+    (("risk factor", "risks"), "Item-1A", "Part-2,Item-1A"),
+    (("market risk",), "Item-7A", "Part-1,Item-3"),
+    (("financial statement",), "Item-8", "Part-1,Item-1"),
+    (("legal",), "Item-3", "Part-2,Item-1"),
+    (("controls",), "Item-9A", "Part-1,Item-4"),
+    (("business", "overview"), "Item-1", ""),
+    (("cyber",), "Item-1C", ""),
+    (("properties",), "Item-2", ""),
+    (("compensation",), "Item-11", ""),
+)
+
 
 def normalize_item(filing_type: str, item: str) -> str | None:
-    """Map what a model or user wrote (``1A``, ``item 7``, ``Risk Factors``,
+    """Map what a model or user wrote (``1A``, ``item 7``, ``Risk Factors``, ``MD&A``,
     ``Part II Item 1A``, ``2.02``) to a catalog key, or None when unknown."""
     form = base_form(filing_type)
     catalog = ITEM_CATALOG.get(form, {})
     raw = item.strip()
     if raw in catalog:
         return raw
-    lowered = raw.lower()
+    lowered = raw.lower().replace("\u2019", "'")
     for key, title in catalog.items():
-        if lowered == title.lower() or lowered == key.lower():
+        if lowered in (title.lower(), key.lower()):
             return key
     part = None
     part_match = re.search(r"part[\s\-_]*(ii|i|2|1)\b", lowered)
@@ -192,10 +207,15 @@ def normalize_item(filing_type: str, item: str) -> str | None:
         lowered = lowered[:part_match.start()] + lowered[part_match.end():]
     number_match = re.search(r"(\d{1,2}(?:\.\d{2})?[a-c]?)\b", _ALIAS_CLEAN.sub(" ", lowered))
     if number_match:
-        key = _item_key(form, number_match.group(1), part)
-        if key in catalog:
+        for candidate_part in ([part] if part else ["1", "2"]):
+            key = _item_key(form, number_match.group(1), candidate_part)
+            if key in catalog:
+                return key
+    for words, key_10k, key_10q in _TOPIC_ALIASES:
+        key = key_10q if form == "10-Q" else key_10k
+        if key in catalog and any(w in lowered for w in words):
             return key
     for key, title in catalog.items():
-        if lowered and lowered in title.lower():
+        if len(lowered) > 3 and lowered in title.lower():
             return key
     return None

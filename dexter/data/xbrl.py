@@ -78,6 +78,11 @@ class LineItem:
     unit: str = "USD"
     sign: int = 1
 
+    @property
+    def additive(self) -> bool:
+        """Amounts add up over periods; per-share values and share counts do not."""
+        return self.unit == "USD"
+
 
 INCOME_ITEMS: tuple[LineItem, ...] = (
     LineItem("revenue", ("Revenues", "RevenueFromContractWithCustomerExcludingAssessedTax",
@@ -204,11 +209,14 @@ def annual_values(facts: Iterable[Fact]) -> dict[str, PeriodValue]:
             if start and pv.fact.days in YEAR_DAYS}
 
 
-def quarterly_values(facts: Iterable[Fact]) -> dict[str, PeriodValue]:
-    """Three-month values keyed by period end; missing quarters derived from YTD values."""
+def quarterly_values(facts: Iterable[Fact], *, derive: bool = True) -> dict[str, PeriodValue]:
+    """Three-month values keyed by period end; missing quarters derived from YTD values
+    when ``derive`` (only for additive amounts: never per-share values or share counts)."""
     picked = _pick(facts)
     quarters = {pv.end: pv for (start, _), pv in picked.items()
                 if start and pv.fact.days in QUARTER_DAYS}
+    if not derive:
+        return quarters
     by_start: dict[str, list[PeriodValue]] = {}
     for (start, _), pv in picked.items():
         if start and (pv.fact.days or 0) >= QUARTER_DAYS.start:
@@ -240,28 +248,42 @@ def instant_values(facts: Iterable[Fact]) -> dict[str, PeriodValue]:
 # --------------------------------------------------------------------------------------------
 
 
-def fiscal_year(pv: PeriodValue) -> int:
-    """The fiscal year of a period: the reporting filing's ``fy`` when it is plausible."""
+def filing_period_ends(companyfacts: Mapping[str, Any]) -> dict[str, str]:
+    """Accession number -> the latest period end it reports (its own period)."""
+    ends: dict[str, str] = {}
+    for concept in companyfacts.get("facts", {}).get("us-gaap", {}).values():
+        for rows in concept.get("units", {}).values():
+            for row in rows:
+                accn, end = row.get("accn"), row.get("end")
+                if isinstance(accn, str) and isinstance(end, str) and end > ends.get(accn, ""):
+                    ends[accn] = end
+    return ends
+
+
+def fiscal_year(pv: PeriodValue, filing_ends: Mapping[str, str]) -> int:
+    """The fiscal year of a period: the reporting filing's ``fy`` shifted back by the whole
+    years between the filing's own period and this one (comparatives), else the end year."""
     end_year = int(pv.end[:4])
     fy = pv.label_fact.fy
-    if fy is not None and fy in (end_year - 1, end_year):
-        return fy
-    return end_year
+    own_end = filing_ends.get(pv.label_fact.accn)
+    if fy is None or own_end is None:
+        return end_year
+    gap = (dt.date.fromisoformat(own_end) - dt.date.fromisoformat(pv.end)).days
+    return fy - round(gap / 365.25)
 
 
-def period_label(pv: PeriodValue, kind: PeriodKind) -> str:
-    """``FY2024``, ``Q3 2024`` or ``TTM to 2024-06-29``."""
+def period_label(pv: PeriodValue, kind: PeriodKind, filing_ends: Mapping[str, str]) -> str:
+    """``FY2024`` or ``Q3 2024`` (fiscal, as the company counts them)."""
+    year = fiscal_year(pv, filing_ends)
     if kind == "annual":
-        return f"FY{fiscal_year(pv)}"
-    if kind == "ttm":
-        return f"TTM to {pv.end}"
+        return f"FY{year}"
     fp = pv.label_fact.fp or ""
-    days = pv.fact.days or 0
-    if pv.derived or fp == "FY" or days in YEAR_DAYS:
-        quarter = "Q4" if (fp == "FY" or days in YEAR_DAYS) else fp
+    days = pv.fact.days
+    if fp == "FY" or (days is not None and days in YEAR_DAYS):
+        quarter = "Q4"
     else:
-        quarter = fp if fp in {"Q1", "Q2", "Q3", "Q4"} else ""
-    return f"{quarter or 'Q?'} {fiscal_year(pv)}"
+        quarter = fp if fp in {"Q1", "Q2", "Q3", "Q4"} else "Q?"
+    return f"{quarter} {year}"
 
 
 def describe_filing(fact: Fact) -> str:
@@ -290,7 +312,7 @@ def _values_for(item: LineItem, facts: list[Fact], kind: PeriodKind) -> dict[str
         return instant_values(facts)
     if kind == "annual":
         return annual_values(facts)
-    return quarterly_values(facts)
+    return quarterly_values(facts, derive=item.additive)
 
 
 def _field_values(
@@ -326,22 +348,13 @@ def _period_ends(
     return ends
 
 
-def _instant_label(pv: PeriodValue, kind: PeriodKind) -> str:
-    fy = fiscal_year(pv)
-    if kind == "annual":
-        return f"FY{fy}"
-    fp = pv.label_fact.fp or "Q?"
-    return f"{'Q4' if fp == 'FY' else fp} {fy}"
-
-
 def _collect_rows(
     companyfacts: Mapping[str, Any], items: tuple[LineItem, ...], kind: PeriodKind
 ) -> list[_Row]:
     base_kind: PeriodKind = "annual" if kind == "annual" else "quarterly"
     ends = _period_ends(companyfacts, items, base_kind)
-    rows = {end: _Row(end=end, start=pv.start,
-                      label=(_instant_label(pv, base_kind) if pv.start is None
-                             else period_label(pv, base_kind)))
+    filing_ends = filing_period_ends(companyfacts)
+    rows = {end: _Row(end=end, start=pv.start, label=period_label(pv, base_kind, filing_ends))
             for end, pv in ends.items()}
     for item in items:
         for end, pv in _field_values(companyfacts, item, base_kind).items():
@@ -425,7 +438,7 @@ def _ttm_rows(quarter_rows: list[_Row], items: tuple[LineItem, ...]) -> list[_Ro
                     row.values[item.field] = last.values[item.field]
                     row.facts[item.field] = last.facts[item.field]
                 continue
-            if all(item.field in r.values for r in window):
+            if item.additive and all(item.field in r.values for r in window):
                 row.values[item.field] = sum(r.values[item.field] for r in window)
                 row.facts[item.field] = last.facts[item.field]
                 row.derived[item.field] = "sum of the last four quarters"
@@ -458,6 +471,8 @@ def build_statement(
     ``derived`` (field -> how it was computed).
     """
     items = STATEMENT_ITEMS[statement]
+    if kind == "ttm" and all(i.instant for i in items):
+        kind = "quarterly"  # a balance sheet is a point in time: TTM means the latest quarters
     rows = _collect_rows(companyfacts, items, kind)
     if kind == "ttm":
         rows = _ttm_rows(rows, items)
