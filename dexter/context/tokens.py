@@ -54,9 +54,9 @@ _DENSE_BYTES = b'0123456789{}[]":,|$%'
 _NOT_CJK_LEAD = bytes(b for b in range(256) if not 0xE3 <= b <= 0xED)
 _FULLWIDTH = re.compile(rb"\xef[\xbc-\xbf]|\xf0[\xa0-\xbf]")
 
-_SAMPLE_ABOVE = 262_144
+_SAMPLE_ABOVE = 32_768
 _SAMPLE_WINDOWS = 64
-_SAMPLE_WINDOW_CHARS = 2_048
+_SAMPLE_WINDOW_CHARS = 256
 
 
 def estimate_text_tokens(text: str) -> int:
