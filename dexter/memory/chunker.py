@@ -118,7 +118,7 @@ def _split_oversized(start: int, para: str, max_tokens: int) -> list[_Unit]:
             buf, buf_tokens = [], 0
         if tokens > max_tokens:
             pieces.extend(_Unit(number, number, part, estimate_tokens(part))
-                          for part in _cut_line(line, tokens, max_tokens))
+                          for part in _cut_line(line, max_tokens))
             continue
         if not buf:
             buf_start = number
@@ -129,17 +129,23 @@ def _split_oversized(start: int, para: str, max_tokens: int) -> list[_Unit]:
     return pieces
 
 
-def _cut_line(line: str, tokens: int, max_tokens: int) -> list[str]:
-    """Cut one long line into pieces of about ``max_tokens``, preferring spaces."""
-    width = max(1, int(len(line) * max_tokens / tokens))
+def _cut_line(line: str, max_tokens: int) -> list[str]:
+    """Cut one long line into the longest pieces that fit ``max_tokens``, preferring spaces."""
     parts: list[str] = []
     rest = line
     while rest:
-        if len(rest) <= width:
+        if estimate_tokens(rest) <= max_tokens:
             parts.append(rest)
             break
-        cut = rest.rfind(" ", width // 2, width)
-        cut = width if cut <= 0 else cut
+        lo, hi = 1, len(rest)
+        while lo < hi:  # the longest prefix that fits (at least one character)
+            mid = (lo + hi + 1) // 2
+            if estimate_tokens(rest[:mid]) <= max_tokens:
+                lo = mid
+            else:
+                hi = mid - 1
+        space = rest.rfind(" ", lo // 2, lo + 1)
+        cut = space if space > 0 else lo
         parts.append(rest[:cut])
         rest = rest[cut:].lstrip(" ")
     return parts

@@ -158,6 +158,15 @@ class MemoryIndex:
         with self._lock:
             self._conn.close()
 
+    def clear(self) -> None:
+        """Forget every file and chunk; the embedding cache stays (it is keyed by content)."""
+        with self._lock, self._transaction():
+            if self.fts_enabled:
+                self._conn.execute("DELETE FROM chunks_fts")
+            self._conn.execute("DELETE FROM chunks")
+            self._conn.execute("DELETE FROM files")
+            self._vectors = None
+
     # ---- files -------------------------------------------------------------------------
 
     def file_states(self) -> dict[str, FileState]:

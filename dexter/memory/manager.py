@@ -45,6 +45,7 @@ UpdateAction = Literal["append", "edit", "delete"]
 
 MEMORY_OFF = "Memory is off (memory.enabled = false or --no-memory)."
 EMBED_RETRY_SECONDS = 60.0
+BUSY_TIMEOUT_SECONDS = 5.0
 CANDIDATE_FACTOR = 4
 _DB_SUFFIXES = ("", "-wal", "-shm", "-journal")
 
@@ -161,7 +162,8 @@ class MemoryManager:
     def _open_index(self) -> MemoryIndex:
         if self._index is None:
             self.memory_dir.mkdir(parents=True, exist_ok=True)
-            index = MemoryIndex(self.index_path, use_fts=self._use_fts)
+            index = MemoryIndex(self.index_path, use_fts=self._use_fts,
+                                busy_timeout=BUSY_TIMEOUT_SECONDS)
             try:
                 if self._embedder is not None:
                     index.set_embedding_fingerprint(f"{self._embedder.provider}:{self._embedder.model}")
@@ -404,24 +406,35 @@ class MemoryManager:
         return Recall(text, tuple(files), estimate_tokens(text))
 
     async def reindex(self, force: bool = True) -> MemoryStatus:
-        """Bring the index up to date; ``force`` deletes it and rebuilds it from the files."""
+        """Bring the index up to date. ``force`` rebuilds it from the files: a healthy index
+        is emptied (keeping cached vectors), a damaged one is deleted and recreated."""
         if not self.enabled:
             return self.status()
         try:
             if force:
-                self.close()
-                for suffix in _DB_SUFFIXES:
-                    Path(str(self.index_path) + suffix).unlink(missing_ok=True)
+                await asyncio.to_thread(self._reset_index)
             index = await asyncio.to_thread(self._sync_now)
+            if self._embedder is not None:
+                self._embed.retry_at = 0.0
+                await self._embed_missing(index)
         except (sqlite3.Error, OSError) as exc:
             return self._status(False, self._fail(exc), len(self.store.list_files()))
-        if self._embedder is not None:
-            self._embed.retry_at = 0.0
-            try:
-                await self._embed_missing(index)
-            except (sqlite3.Error, OSError) as exc:
-                self._fail(exc)
         return self.status()
+
+    def _reset_index(self) -> None:
+        try:
+            self._open_index().clear()
+        except sqlite3.OperationalError as exc:
+            if "locked" in str(exc) or "busy" in str(exc):
+                raise
+            self._delete_index()
+        except sqlite3.DatabaseError:
+            self._delete_index()
+
+    def _delete_index(self) -> None:
+        self.close()
+        for suffix in _DB_SUFFIXES:
+            Path(str(self.index_path) + suffix).unlink(missing_ok=True)
 
     def daily_file(self, today: date | None = None) -> str:
         """Today's daily file name (local date)."""
