@@ -132,7 +132,7 @@ class ToolExecutor:
 
             tasks = [asyncio.create_task(run_one(call)) for call in batch]
             waiter = asyncio.ensure_future(asyncio.gather(*tasks))
-            waiter.add_done_callback(lambda _f, q=queue: q.put_nowait(None))
+            waiter.add_done_callback(_closer(queue))
             try:
                 while True:
                     item = await queue.get()
@@ -246,6 +246,15 @@ class ToolExecutor:
         if self.log is not None:
             self.log.add_tool_result(call.name, args, content, duration_ms=duration,
                                      is_error=is_error, tool_call_id=call.id)
+
+
+def _closer(queue: asyncio.Queue[Event | None]) -> Callable[[asyncio.Future[Any]], None]:
+    """A done-callback that ends the event stream of a batch."""
+
+    def close(_future: asyncio.Future[Any]) -> None:
+        queue.put_nowait(None)
+
+    return close
 
 
 def _elapsed_ms(started: float) -> int:

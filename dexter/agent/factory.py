@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from dexter.agent.executor import Approver, deny_all
-from dexter.agent.loop import Agent, AgentSetup, TraceFn
+from dexter.agent.loop import Agent, AgentSetup
 from dexter.agent.prompts import build_system_prompt
 from dexter.agent.queue import MessageQueue
-from dexter.config import Settings
+from dexter.config import ConfigError, Settings
+from dexter.context.trace import TraceFn
 from dexter.events import MemoryRecalled
 from dexter.messages import Message
 from dexter.tools.base import Tool, UserInputFn
@@ -48,12 +49,14 @@ def build_session(
     env = os.environ if env is None else env
     resolved = resolve_model(settings.model, settings)
     model = create_chat_model(resolved, settings, env=env)
-    if resolved.fast_model and resolved.fast_model != resolved.model:
-        fast_resolved = resolve_model(_qualified(resolved, resolved.fast_model), settings)
-        fast = create_chat_model(fast_resolved, settings, env=env)
-        fast_window = fast_resolved.context_window
-    else:
-        fast, fast_window = model, resolved.context_window
+    fast, fast_window = model, resolved.context_window
+    if resolved.fast_model != resolved.name:
+        try:
+            fast = create_chat_model(resolved, settings, env=env, fast=True)
+            fast_window = resolve_model(resolved.fast_model, settings).context_window
+        except ConfigError:
+            # The fast model's provider has no key: summaries use the main model instead.
+            fast, fast_window = model, resolved.context_window
 
     use_memory = settings.memory.enabled if memory_enabled is None else memory_enabled
     memory = _open_memory(settings) if use_memory else None
@@ -74,13 +77,6 @@ def build_session(
         request_user_input=request_user_input, interactive=interactive, trace=trace,
     )
     return Session(Agent(setup), resolved.model, resolved.provider.display_name, recalled)
-
-
-def _qualified(resolved: Any, model: str) -> str:
-    """Keep the fast model on the main model's provider (``ollama:``, custom providers...)."""
-    if ":" in model:
-        return model
-    return f"{resolved.provider.id}:{model}"
 
 
 def _permissions(settings: Settings) -> Any:
@@ -113,15 +109,3 @@ def _rules(settings: Settings) -> str:
         return path.read_text(encoding="utf-8")
     except OSError:
         return ""
-
-
-TraceSink = Callable[[str], None]
-
-
-def stderr_trace(write: TraceSink) -> TraceFn:
-    """A trace function that prints ``[trace] stage: before -> after tokens``."""
-
-    def trace(stage: str, before: int, after: int) -> None:
-        write(f"[trace] {stage:<8} {before:>9,} -> {after:>9,} tokens (est.)")
-
-    return trace

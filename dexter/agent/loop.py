@@ -10,7 +10,7 @@ and turns what the stages report into events.
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,10 +18,11 @@ from typing import Any
 from dexter.agent.executor import Approver, ToolExecutor, TurnResults, deny_all
 from dexter.agent.queue import MessageQueue
 from dexter.config import Settings
-from dexter.context import overflow, repair, results, thinking, threshold
+from dexter.context import compaction, flush, overflow, repair, results, thinking, threshold
 from dexter.context import microcompact as micro
-from dexter.context.limits import context_threshold
-from dexter.context.tokens import estimate_message_tokens
+from dexter.context.limits import context_threshold, tokens_in_use
+from dexter.context.tokens import estimate_message_tokens, estimate_tool_specs_tokens
+from dexter.context.trace import TraceFn
 from dexter.events import (
     AnswerDelta,
     Done,
@@ -48,8 +49,6 @@ from dexter.providers.call import generate
 from dexter.providers.errors import ProviderError
 from dexter.scratchpad import Scratchpad
 from dexter.tools.base import Tool, ToolContext, UserInputFn
-
-TraceFn = Callable[[str, int, int], None]
 
 _MODE_FOR_CHUNK = {"text": "responding", "thinking": "thinking", "tool_input": "tool_input"}
 
@@ -85,7 +84,7 @@ class RunState:
     started: float = field(default_factory=time.monotonic)
     usage: Usage = field(default_factory=Usage)
     last_input_tokens: int | None = None
-    tokens_since_report: int = 0
+    reported_basis: int | None = None
     model_seconds: float = 0.0
     iterations: int = 0
     overflow_retries: int = 0
@@ -105,6 +104,7 @@ class Agent:
             ToolSpec(t.name, t.description, t.json_schema()) for t in setup.tools
         )
         self.threshold = context_threshold(setup.context_window, self.settings.context)
+        self._specs_tokens = estimate_tool_specs_tokens(self._tool_specs)
 
     async def run(self, query: str) -> AsyncIterator[Event]:
         """Answer one query, yielding every step as an event; the last one is ``Done``."""
@@ -159,15 +159,14 @@ class Agent:
                 yield Thinking(message=reply.text.strip())
 
             turn: TurnResults | None = None
-            async for item in executor.execute(reply.tool_calls):
-                if isinstance(item, TurnResults):
-                    turn = item
+            async for step in executor.execute(reply.tool_calls):
+                if isinstance(step, TurnResults):
+                    turn = step
                 else:
-                    yield item
+                    yield step
             assert turn is not None
             governed = self._govern_results(turn.results)
             self.messages.extend(governed)
-            state.tokens_since_report += estimate_message_tokens([reply, *governed])
 
             if cfg.enabled:
                 async for event in self._manage_threshold(state, pad):
@@ -206,7 +205,7 @@ class Agent:
         if report is None:
             return
         self.messages = new
-        pad.mark_cleared(report.cleared_ids)
+        pad.mark_cleared(report.tool_call_ids)
         self._trace("micro", before, self._estimate())
         yield Microcompact(cleared=report.cleared, tokens_saved=report.tokens_saved,
                            trigger=report.trigger)
@@ -220,6 +219,7 @@ class Agent:
                 max_tokens=self.settings.max_output_tokens,
             )
             started = time.monotonic()
+            basis = self._estimate()
             try:
                 async for item in generate(self.setup.model, request,
                                            max_retries=self.settings.max_retries):
@@ -234,8 +234,8 @@ class Agent:
                         state.model_seconds += time.monotonic() - started
                         state.usage = state.usage + item.usage
                         if item.usage.input_tokens:
-                            state.last_input_tokens = item.usage.input_tokens + item.usage.output_tokens
-                            state.tokens_since_report = 0
+                            state.last_input_tokens = item.usage.input_tokens
+                            state.reported_basis = basis
                         yield item
                         return
             except ProviderError as err:
@@ -249,6 +249,7 @@ class Agent:
                 state.overflow_retries += 1
                 self.messages = new
                 state.last_input_tokens = None
+                state.reported_basis = None
                 state.threshold.flushed = False
                 self._trace("truncate", before, self._estimate())
                 yield event
@@ -273,41 +274,53 @@ class Agent:
 
     async def _manage_threshold(self, state: RunState, pad: Scratchpad) -> AsyncIterator[Event]:
         setup = self.setup
-        reported = (None if state.last_input_tokens is None
-                    else state.last_input_tokens + state.tokens_since_report)
+
+        async def compactor(query: str, material: str) -> compaction.CompactionResult:
+            return await compaction.compact(setup.fast_model, query, material,
+                                            fast_window=setup.fast_context_window)
+
+        async def flusher(query: str, material: str) -> flush.FlushResult:
+            assert setup.memory_dir is not None
+            return await flush.memory_flush(setup.model, query, material,
+                                            window=setup.context_window,
+                                            memory_dir=setup.memory_dir)
+
         outcome: threshold.ThresholdOutcome | None = None
         async for item in threshold.manage_context_threshold(
-            messages=self.messages,
+            self.messages,
             query=state.query,
             cfg=self.settings.context,
             window=setup.context_window,
-            fast_window=setup.fast_context_window,
-            reported_tokens=reported,
             scratchpad=pad,
+            compactor=compactor,
             state=state.threshold,
-            model=setup.model,
-            fast_model=setup.fast_model,
-            memory_dir=setup.memory_dir,
+            flush=flusher if setup.memory_dir is not None else None,
+            last_reported_input=state.last_input_tokens,
+            reported_basis=state.reported_basis,
+            extra_tokens=self._specs_tokens,
+            compaction_model=setup.fast_model.model,
             trace=setup.trace,
         ):
             if isinstance(item, threshold.ThresholdOutcome):
                 outcome = item
             else:
                 yield item
-        if outcome is not None and outcome.messages is not self.messages:
-            self.messages = outcome.messages
-            state.last_input_tokens = None
-            state.tokens_since_report = 0
+        if outcome is not None:
             state.usage = state.usage + outcome.usage
+            if outcome.messages is not self.messages:
+                self.messages = outcome.messages
+                state.last_input_tokens = None
+                state.reported_basis = None
 
     def _estimate(self) -> int:
-        return estimate_message_tokens(self.messages)
+        return estimate_message_tokens(self.messages) + self._specs_tokens
 
     def context_tokens(self, state: RunState | None = None) -> int:
         """Tokens the next request will hold: the provider's count when known, else the estimate."""
-        if state is not None and state.last_input_tokens is not None:
-            return state.last_input_tokens + state.tokens_since_report
-        return self._estimate()
+        if state is None:
+            return self._estimate()
+        used, _source = tokens_in_use(state.last_input_tokens, self._estimate(), state.reported_basis)
+        return used
 
     def _trace(self, stage: str, before: int, after: int) -> None:
         if self.setup.trace is not None:

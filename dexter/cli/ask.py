@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,7 +18,6 @@ from dexter.cli.common import (
     print_error,
     settings_for,
     stdout_console,
-    write_stderr,
 )
 from dexter.config import ConfigError
 from dexter.events import ApprovalChoice, Done
@@ -69,13 +69,14 @@ def run_ask(options: AskOptions) -> int:
                                 max_iterations=options.max_iterations,
                                 trace=True if options.trace else None,
                                 **({"memory.enabled": False} if options.no_memory else {}))
-        from dexter.agent.factory import build_session, stderr_trace
+        from dexter.agent.factory import build_session
+        from dexter.context.trace import stderr_trace
 
         session = build_session(
             settings,
             approver=preapproval(options.allow, options.yes),
             interactive=False,
-            trace=stderr_trace(write_stderr) if settings.trace else None,
+            trace=stderr_trace() if settings.trace else None,
         )
     except (CliError, ConfigError) as exc:
         print_error(str(exc))
@@ -132,7 +133,5 @@ async def _close_models(session: object) -> None:
     for model in (agent.setup.model, agent.setup.fast_model):
         if id(model) not in seen:
             seen.add(id(model))
-            try:
+            with contextlib.suppress(Exception):  # closing must never hide the outcome
                 await model.aclose()
-            except Exception:  # closing must never hide the run's outcome
-                pass

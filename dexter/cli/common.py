@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -43,13 +41,3 @@ def stdout_console(plain: bool = False) -> Any:
     if plain:
         return Console(force_terminal=False, color_system=None, highlight=False, soft_wrap=True)
     return Console(highlight=False)
-
-
-def trace_enabled(flag: bool) -> bool:
-    """``--trace`` or ``DEXTER_TRACE=1``."""
-    return flag or os.environ.get("DEXTER_TRACE", "").strip().lower() in {"1", "true", "yes", "on"}
-
-
-def write_stderr(line: str) -> None:
-    sys.stderr.write(line + "\n")
-    sys.stderr.flush()

@@ -10,7 +10,7 @@ from dexter.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, print_error, std
 def run_replay(path: Path, *, json_out: bool = False) -> int:
     """Replay one scratchpad; corrupt lines are skipped and counted at the end."""
     from dexter.render import choose_renderer
-    from dexter.render.replay import replay_events
+    from dexter.render.replay import ReplayStats, replay_events
     from dexter.scratchpad import Scratchpad
 
     if not path.is_file():
@@ -25,15 +25,20 @@ def run_replay(path: Path, *, json_out: bool = False) -> int:
         print_error(f"{path} holds no readable entries ({log.skipped} corrupt lines).")
         return EXIT_FAILED
     console = stdout_console(plain=json_out)
-    renderer = choose_renderer(console, json=json_out, is_terminal=False)
+    renderer = choose_renderer(console, json=json_out, is_terminal=console.is_terminal and not json_out)
+    stats = ReplayStats()
     try:
-        for event in replay_events(log.entries):
+        for event in replay_events(log.entries, scratchpad=str(path), stats=stats):
             renderer.handle(event)
     finally:
         renderer.close()
+    notes = []
     if log.skipped:
+        notes.append(f"Skipped {log.skipped} corrupt {'line' if log.skipped == 1 else 'lines'} in {path}.")
+    if stats.skipped_count:
+        notes.append(f"Skipped {stats.skipped_count} entries of unknown or damaged shape.")
+    if notes:
         import sys
 
-        noun = "line" if log.skipped == 1 else "lines"
-        sys.stderr.write(f"Skipped {log.skipped} corrupt {noun} in {path}.\n")
+        sys.stderr.write("\n".join(notes) + "\n")
     return EXIT_OK

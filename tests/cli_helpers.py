@@ -1,0 +1,68 @@
+"""Run the real ``dexter`` CLI in a subprocess against local fake servers."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dexter.testing.fakellm import FakeLLM
+
+SECRET_OPENAI = "sk-test-openai-0123456789abcdef"
+SECRET_ANTHROPIC = "sk-ant-test-0123456789abcdef"
+
+
+@dataclass
+class CliResult:
+    code: int
+    stdout: str
+    stderr: str
+    cwd: Path
+
+    @property
+    def events(self) -> list[dict[str, Any]]:
+        return [json.loads(line) for line in self.stdout.splitlines() if line.strip()]
+
+    def scratchpads(self) -> list[Path]:
+        return sorted((self.cwd / "scratchpads").glob("*.jsonl"))
+
+
+def cli_env(fake: FakeLLM | None, cwd: Path, **extra: str) -> dict[str, str]:
+    """A clean environment: no user config, state under ``cwd``, fake endpoints, no colour."""
+    keep = {k: v for k, v in os.environ.items() if k in {"PATH", "LANG", "LC_ALL", "SYSTEMROOT"}}
+    env = {
+        **keep,
+        "HOME": str(cwd / "home"),
+        "XDG_CONFIG_HOME": str(cwd / "home" / ".config"),
+        "DEXTER_HOME": str(cwd / ".dexter"),
+        "DEXTER_MEMORY_ENABLED": "false",
+        "NO_COLOR": "1",
+        "TERM": "dumb",
+        "COLUMNS": "120",
+        "NO_PROXY": "127.0.0.1,localhost",
+        "no_proxy": "127.0.0.1,localhost",
+        "PYTHONUNBUFFERED": "1",
+    }
+    if fake is not None:
+        env.update({
+            "OPENAI_BASE_URL": fake.openai_base_url,
+            "ANTHROPIC_BASE_URL": fake.anthropic_base_url,
+            "OPENAI_API_KEY": SECRET_OPENAI,
+            "ANTHROPIC_API_KEY": SECRET_ANTHROPIC,
+        })
+    env.update(extra)
+    return env
+
+
+def run_cli(args: list[str], *, cwd: Path, env: dict[str, str], timeout: float = 60,
+            input_text: str | None = None) -> CliResult:
+    """Run ``python -m dexter ARGS`` and capture everything."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "dexter", *args], cwd=cwd, env=env, capture_output=True,
+        text=True, timeout=timeout, input=input_text,
+    )
+    return CliResult(proc.returncode, proc.stdout, proc.stderr, cwd)

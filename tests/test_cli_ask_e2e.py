@@ -1,0 +1,188 @@
+"""End to end: the real ``dexter`` command against the fake LLM server, both providers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from dexter.testing.fakellm import FakeLLM, HttpError, Reply, ToolCallSpec, Usage
+from tests.cli_helpers import SECRET_ANTHROPIC, SECRET_OPENAI, cli_env, run_cli
+
+pytestmark = pytest.mark.e2e
+
+PROVIDERS = [
+    pytest.param("gpt-5.6-sol", "openai", id="openai"),
+    pytest.param("claude-sonnet-4-6", "anthropic", id="anthropic"),
+]
+
+
+@pytest.fixture
+def fake() -> FakeLLM:
+    with FakeLLM() as server:
+        yield server
+
+
+@pytest.mark.parametrize(("model", "route"), PROVIDERS)
+def test_ask_runs_a_tool_and_answers(fake: FakeLLM, tmp_path: Path, model: str, route: str) -> None:
+    fake.enqueue(
+        Reply(text="Let me compute the growth.",
+              tool_calls=[ToolCallSpec("calculator", {"expression": "(130.5 - 60.9) / 60.9 * 100"})],
+              usage=Usage(900, 40)),
+        Reply(text="Revenue grew **114.29%** year over year.", usage=Usage(1000, 20)),
+    )
+    result = run_cli(["ask", "--model", model, "How much did revenue grow?"], cwd=tmp_path,
+                     env=cli_env(fake, tmp_path))
+    assert result.code == 0, result.stderr
+    assert "114.29%" in result.stdout
+    assert "Calculator" in result.stdout
+    requests = fake.requests_for(route)
+    assert len(requests) == 2
+    fake.assert_no_violations()
+    # the second request carried the calculator's exact result back to the model
+    assert "114.2857" in json.dumps(requests[1].body)
+    pads = result.scratchpads()
+    assert len(pads) == 1
+    kinds = [json.loads(line)["type"] for line in pads[0].read_text().splitlines()]
+    assert kinds[0] == "init" and "tool_result" in kinds and kinds[-1] == "done"
+    text = pads[0].read_text()
+    assert SECRET_OPENAI not in text and SECRET_ANTHROPIC not in text
+
+
+@pytest.mark.parametrize(("model", "route"), PROVIDERS)
+def test_json_output_is_one_event_per_line_ending_with_done(fake: FakeLLM, tmp_path: Path,
+                                                            model: str, route: str) -> None:
+    fake.enqueue(
+        Reply(tool_calls=[ToolCallSpec("calculator", {"expression": "2+2"}),
+                          ToolCallSpec("calculator", {"expression": "3*3"})]),
+        Reply(text="4 and 9."),
+    )
+    result = run_cli(["ask", "--json", "--model", model, "two sums"], cwd=tmp_path,
+                     env=cli_env(fake, tmp_path))
+    assert result.code == 0, result.stderr
+    events = result.events
+    types = [e["type"] for e in events]
+    assert types[0] == "run_start" and types[-1] == "done"
+    assert types.count("tool_start") == 2 and types.count("tool_end") == 2
+    assert "stream_progress" not in types
+    done = events[-1]
+    assert done["answer"] == "4 and 9."
+    assert done["status"] == "ok" and done["iterations"] == 2
+    assert done["token_usage"]["input_tokens"] > 0
+    assert done["context_threshold"] > 0 and done["context_tokens"] > 0
+    assert len(done["tool_calls"]) == 2
+
+
+def test_missing_key_exits_2_naming_the_variable(tmp_path: Path) -> None:
+    env = cli_env(None, tmp_path)
+    result = run_cli(["ask", "--model", "claude-sonnet-4-6", "hi"], cwd=tmp_path, env=env)
+    assert result.code == 2
+    assert "ANTHROPIC_API_KEY" in result.stderr
+
+
+def test_auth_error_is_explained_without_leaking_the_key(fake: FakeLLM, tmp_path: Path) -> None:
+    fake.enqueue(HttpError.openai_auth())
+    result = run_cli(["ask", "hi"], cwd=tmp_path, env=cli_env(fake, tmp_path))
+    assert result.code == 1
+    output = result.stdout + result.stderr
+    assert "OPENAI_API_KEY" in output
+    assert SECRET_OPENAI not in output
+    assert len(fake.requests) == 1  # auth errors are not retried
+
+
+def test_rate_limit_is_retried_then_answers(fake: FakeLLM, tmp_path: Path) -> None:
+    fake.enqueue(HttpError.openai_rate_limit(retry_after="0.01"), Reply(text="Done after a retry."))
+    result = run_cli(["ask", "--json", "hi"], cwd=tmp_path, env=cli_env(fake, tmp_path))
+    assert result.code == 0, result.stderr
+    types = [e["type"] for e in result.events]
+    assert "provider_retry" in types
+    assert result.events[-1]["answer"] == "Done after a retry."
+
+
+def test_max_iterations_ends_with_a_clear_message(fake: FakeLLM, tmp_path: Path) -> None:
+    for i in range(2):
+        fake.enqueue(Reply(tool_calls=[ToolCallSpec("calculator", {"expression": f"{i}+1"})]))
+    result = run_cli(["ask", "--max-iterations", "2", "loop forever"], cwd=tmp_path,
+                     env=cli_env(fake, tmp_path))
+    assert result.code == 1
+    assert "maximum of 2 iterations" in result.stdout
+    assert len(fake.requests) == 2
+
+
+def test_bad_tool_calls_become_results_the_model_can_fix(fake: FakeLLM, tmp_path: Path) -> None:
+    fake.enqueue(
+        Reply(tool_calls=[ToolCallSpec("no_such_tool", {"x": 1}),
+                          ToolCallSpec("calculator", '{"expression": "1+'),
+                          ToolCallSpec("calculator", {"expresion": "1+1"})]),
+        Reply(text="Recovered."),
+    )
+    result = run_cli(["ask", "--json", "try tools"], cwd=tmp_path, env=cli_env(fake, tmp_path))
+    assert result.code == 0, result.stderr
+    errors = [e["error"] for e in result.events if e["type"] == "tool_error"]
+    assert len(errors) == 3
+    assert "Unknown tool 'no_such_tool'" in errors[0]
+    assert "not a valid JSON object" in errors[1]
+    assert "expression" in errors[2]
+    sent = json.dumps(fake.requests[1].body)
+    assert "Unknown tool" in sent and "not a valid JSON object" in sent
+    fake.assert_no_violations()
+
+
+def test_read_file_reads_a_workspace_file(fake: FakeLLM, tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("NVDA FY2025 revenue: 130.5B\n", encoding="utf-8")
+    fake.enqueue(
+        Reply(tool_calls=[ToolCallSpec("read_file", {"path": "notes.txt"})]),
+        Reply(text="The notes say 130.5B."),
+    )
+    result = run_cli(["ask", "what do my notes say"], cwd=tmp_path, env=cli_env(fake, tmp_path))
+    assert result.code == 0, result.stderr
+    assert "130.5B" in json.dumps(fake.requests[1].body)
+
+
+def test_replay_re_renders_the_run(fake: FakeLLM, tmp_path: Path) -> None:
+    fake.enqueue(
+        Reply(text="Checking.", tool_calls=[ToolCallSpec("calculator", {"expression": "6*7"})]),
+        Reply(text="The answer is 42."),
+    )
+    env = cli_env(fake, tmp_path)
+    first = run_cli(["ask", "what is six times seven"], cwd=tmp_path, env=env)
+    assert first.code == 0, first.stderr
+    pad = first.scratchpads()[0]
+    with pad.open("a", encoding="utf-8") as handle:
+        handle.write("{not json\n")
+    replayed = run_cli(["replay", str(pad)], cwd=tmp_path, env=env)
+    assert replayed.code == 0, replayed.stderr
+    assert "what is six times seven" in replayed.stdout
+    assert "Calculator" in replayed.stdout
+    assert "The answer is 42." in replayed.stdout
+    assert "Skipped 1 corrupt line" in replayed.stderr
+    as_json = run_cli(["replay", "--json", str(pad)], cwd=tmp_path, env=env)
+    types = [e["type"] for e in as_json.events]
+    assert types[0] == "run_start" and types[-1] == "done" and "tool_end" in types
+
+
+def test_replay_of_a_missing_file_is_a_usage_error(tmp_path: Path) -> None:
+    result = run_cli(["replay", "nope.jsonl"], cwd=tmp_path, env=cli_env(None, tmp_path))
+    assert result.code == 2
+    assert "No scratchpad" in result.stderr
+
+
+def test_output_file_gets_the_answer(fake: FakeLLM, tmp_path: Path) -> None:
+    fake.enqueue(Reply(text="| Ticker | Rev |\n|---|---|\n| NVDA | 130.5B |"))
+    result = run_cli(["ask", "--output", "out/answer.md", "table please"], cwd=tmp_path,
+                     env=cli_env(fake, tmp_path))
+    assert result.code == 0, result.stderr
+    assert "| NVDA | 130.5B |" in (tmp_path / "out" / "answer.md").read_text(encoding="utf-8")
+
+
+def test_version_help_and_models(tmp_path: Path) -> None:
+    env = cli_env(None, tmp_path, OPENAI_API_KEY="sk-live-should-not-print-123456")
+    version = run_cli(["--version"], cwd=tmp_path, env=env)
+    assert version.code == 0 and version.stdout.startswith("dexter ")
+    help_text = run_cli(["--help"], cwd=tmp_path, env=env)
+    assert help_text.code == 0 and "ask" in help_text.stdout and "replay" in help_text.stdout
+    models = run_cli(["models"], cwd=tmp_path, env=env)
+    assert models.code == 0, models.stderr
+    assert "claude-sonnet-4-6" in models.stdout and "OPENAI_API_KEY" in models.stdout
+    assert "sk-live-should-not-print" not in models.stdout
