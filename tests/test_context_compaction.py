@@ -154,3 +154,31 @@ async def test_a_window_too_small_to_summarize_is_a_clear_error() -> None:
     with pytest.raises(CompactionError, match="too small"):
         await compact(ScriptedModel([REPLY]), "q", "data", fast_window=8_000,
                       max_output_tokens=8_000)
+
+
+async def test_partial_summaries_too_big_to_merge_at_once_are_merged_in_groups() -> None:
+    text, planted = _big_results(count=120, size=3_000)  # ~190,000 tokens
+
+    def verbose(request: ModelRequest) -> str:
+        found = PLANTED.findall(request.messages[0].content)  # type: ignore[union-attr]
+        padding = "detail " * 2_200  # ~3,900 tokens per partial summary (within the output)
+        return f"<summary>Numerical Data: {' '.join(found)}\n{padding}</summary>"
+
+    window, output = 30_000, 5_000
+    model = ScriptedModel([verbose] * 200)
+    result = await compact(model, "Segment trends?", text, fast_window=window,
+                           max_output_tokens=output)
+    merges = [r for r in model.requests
+              if "Partial summaries to merge" in r.messages[0].content]  # type: ignore[union-attr]
+    assert len(merges) > 1  # the partials did not fit one merge call
+    for request in model.requests:
+        assert estimate_message_tokens(request.messages, request.system) + output <= window
+    assert PLANTED.findall(result.summary) == planted
+
+
+async def test_a_summarizer_that_never_shrinks_fails_clearly() -> None:
+    text, _ = _big_results(count=40, size=6_000)
+    bloated = "<summary>" + "words " * 40_000 + "</summary>"
+    model = ScriptedModel([bloated] * 500)
+    with pytest.raises(CompactionError, match="did not shrink"):
+        await compact(model, "q", text, fast_window=30_000, max_output_tokens=2_000)

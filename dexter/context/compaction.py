@@ -234,7 +234,7 @@ class _Runner:
         if self._fits(prompt):
             return await self._call(prompt)
         if depth >= _MAX_MERGE_DEPTH:
-            raise CompactionError("Compaction input did not shrink after several merge rounds.")
+            raise CompactionError("Compaction input did not shrink enough after several merge rounds.")
         chunks = split_for_budget(text, self.material_budget)
         self.chunks = max(self.chunks, len(chunks))
         partials = []
@@ -243,7 +243,12 @@ class _Runner:
                       else build_chunk_prompt(self.query, chunk, n, len(chunks)))
             reply = await self._call(prompt)
             partials.append(f"### Partial summary {n} of {len(chunks)}\n{_summary_body(reply)}")
-        return await self.summarize("\n\n".join(partials), depth=depth + 1, merging=True)
+        merged = "\n\n".join(partials)
+        if estimate_text_tokens(merged) >= estimate_text_tokens(text):
+            raise CompactionError(
+                "Compaction input did not shrink: the partial summaries were as long as the "
+                "data they summarized.")
+        return await self.summarize(merged, depth=depth + 1, merging=True)
 
     def _fits(self, prompt: str) -> bool:
         return estimate_message_tokens([UserMessage(prompt)], self.system) <= self.budget
