@@ -32,7 +32,7 @@ from dexter.permissions.base import DefaultPermissions
 from dexter.providers.errors import ProviderError
 from dexter.tools.base import Tool, ToolContext, ToolFailure
 from dexter.tools.calculator import CalculatorTool
-from tests.scripted_model import ScriptedModel
+from dexter.testing.scripted import ScriptedModel
 
 
 class SleepArgs(BaseModel):

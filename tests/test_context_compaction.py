@@ -21,7 +21,7 @@ from dexter.messages import AssistantMessage, SystemMessage, ToolCall, UserMessa
 from dexter.providers.base import ModelRequest
 from dexter.providers.errors import ProviderError
 from tests.context_builders import head, rounds
-from tests.scripted_model import ScriptedModel
+from dexter.testing.scripted import ScriptedModel
 
 REPLY = (
     "<analysis>Draft: call 1 returned revenue.</analysis>\n"

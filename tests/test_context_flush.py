@@ -17,7 +17,7 @@ from dexter.context.flush import (
 )
 from dexter.context.tokens import count_tokens_exact, estimate_message_tokens, estimate_text_tokens
 from dexter.providers.errors import ProviderError
-from tests.scripted_model import ScriptedModel
+from dexter.testing.scripted import ScriptedModel
 
 NOW = datetime(2025, 3, 14, 9, 26)
 BULLETS = "- Holds 200 NVDA shares in a Roth IRA\n- Risk tolerance: moderate, 10-year horizon"

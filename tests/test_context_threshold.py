@@ -19,7 +19,7 @@ from dexter.context.tokens import estimate_message_tokens
 from dexter.events import Compaction, ContextCleared, Event, MemoryFlush
 from dexter.messages import Message, SystemMessage, UserMessage
 from tests.context_builders import head, rounds
-from tests.scripted_model import ScriptedModel
+from dexter.testing.scripted import ScriptedModel
 
 CFG = ContextSettings()
 WINDOW = 128_000  # threshold 95,000

@@ -21,7 +21,11 @@ from dexter.config import Settings
 from dexter.context import compaction, flush, overflow, repair, results, thinking, threshold
 from dexter.context import microcompact as micro
 from dexter.context.limits import context_threshold, tokens_in_use
-from dexter.context.tokens import estimate_message_tokens, estimate_tool_specs_tokens
+from dexter.context.tokens import (
+    estimate_message_tokens,
+    estimate_text_tokens,
+    estimate_tool_specs_tokens,
+)
 from dexter.context.trace import TraceFn
 from dexter.events import (
     AnswerDelta,
@@ -259,7 +263,7 @@ class Agent:
         if not cfg.enabled:
             return turn_results
         store = self.settings.home_path / "tool-results"
-        before = sum(len(r.content) for r in turn_results)
+        before = sum(estimate_text_tokens(r.content) for r in turn_results)
         capped = []
         for result in turn_results:
             content, _info = results.cap_tool_result(result.content, result.tool_call_id, cfg, store)
@@ -267,9 +271,9 @@ class Agent:
                           ToolResultMessage(result.tool_call_id, result.name, content,
                                             is_error=result.is_error))
         budgeted, _report = results.apply_turn_budget(capped, cfg, store)
-        after = sum(len(r.content) for r in budgeted)
+        after = sum(estimate_text_tokens(r.content) for r in budgeted)
         if after != before:
-            self._trace("budget", before // 4, after // 4)
+            self._trace("budget", before, after)
         return budgeted
 
     async def _manage_threshold(self, state: RunState, pad: Scratchpad) -> AsyncIterator[Event]:
