@@ -388,3 +388,16 @@ def test_keyword_only_status_explains_how_to_get_hybrid(tmp_path: Path) -> None:
     assert status.available and status.mode == "keyword"
     assert status.embedding_provider == ""
     assert "OPENAI_API_KEY" in status.reason and "keyword" not in status.embedding_model
+
+
+async def test_concurrent_searches_share_one_index_and_embed_once(tmp_path: Path) -> None:
+    import asyncio
+
+    embedder = HashingEmbedder()
+    mgr = make(tmp_path, embedder=embedder)
+    for i in range(5):
+        write(mgr, f"note{i}.md", f"- dividend idea {i}\n")
+    outcomes = await asyncio.gather(*(mgr.search("dividend") for _ in range(4)))
+    assert all(len(o.results) == 5 for o in outcomes)
+    chunk_batches = [c for c in embedder.calls if c != ["dividend"]]
+    assert sum(len(c) for c in chunk_batches) == 5, "each chunk embedded once"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sqlite3
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -118,6 +119,7 @@ class MemoryText:
 class _EmbedState:
     error: str = ""
     retry_at: float = 0.0
+    busy: bool = False
 
 
 class MemoryManager:
@@ -140,6 +142,7 @@ class MemoryManager:
         self._clock = clock
         self._use_fts = use_fts
         self._index: MemoryIndex | None = None
+        self._open_lock = threading.Lock()
         self._embed = _EmbedState()
         if embedder == "auto":
             choice = choose_source(settings.memory.embedding_provider,
@@ -160,18 +163,20 @@ class MemoryManager:
     # ---- index lifecycle ---------------------------------------------------------------
 
     def _open_index(self) -> MemoryIndex:
-        if self._index is None:
-            self.memory_dir.mkdir(parents=True, exist_ok=True)
-            index = MemoryIndex(self.index_path, use_fts=self._use_fts,
-                                busy_timeout=BUSY_TIMEOUT_SECONDS)
-            try:
-                if self._embedder is not None:
-                    index.set_embedding_fingerprint(f"{self._embedder.provider}:{self._embedder.model}")
-            except BaseException:
-                index.close()
-                raise
-            self._index = index
-        return self._index
+        with self._open_lock:
+            if self._index is None:
+                self.memory_dir.mkdir(parents=True, exist_ok=True)
+                index = MemoryIndex(self.index_path, use_fts=self._use_fts,
+                                    busy_timeout=BUSY_TIMEOUT_SECONDS)
+                try:
+                    if self._embedder is not None:
+                        index.set_embedding_fingerprint(
+                            f"{self._embedder.provider}:{self._embedder.model}")
+                except BaseException:
+                    index.close()
+                    raise
+                self._index = index
+            return self._index
 
     def _fail(self, exc: Exception) -> str:
         """Why the index cannot be used right now; drops a damaged connection."""
@@ -188,11 +193,10 @@ class MemoryManager:
 
     def close(self) -> None:
         """Close the index connection (it reopens on next use)."""
-        if self._index is not None:
-            try:
-                self._index.close()
-            finally:
-                self._index = None
+        with self._open_lock:
+            index, self._index = self._index, None
+        if index is not None:
+            index.close()
 
     def _model(self) -> str | None:
         return self._embedder.model if self._embedder is not None else None
@@ -278,8 +282,9 @@ class MemoryManager:
     async def _embed_missing(self, index: MemoryIndex) -> None:
         """Embed chunks that have no vector yet; a failure switches to keyword-only for a while."""
         embedder = self._embedder
-        if embedder is None:
-            return
+        if embedder is None or self._embed.busy:
+            return  # another search of this manager is embedding the same chunks
+        self._embed.busy = True
         try:
             missing = await asyncio.to_thread(index.chunks_without_vectors, embedder.model)
             if not missing:
@@ -298,6 +303,8 @@ class MemoryManager:
             self._embedding_failed(f"unexpected {type(exc).__name__}")
         else:
             self._embed.error = ""
+        finally:
+            self._embed.busy = False
 
     async def _embed_query(self, query: str) -> list[float] | None:
         embedder = self._embedder
