@@ -442,7 +442,7 @@ class EdgarSource(DataSource):
         for raw in items:
             key = normalize_item(form, raw) or (raw if raw in sections else None)
             (wanted if key else unknown).append(key or raw)
-        chosen = wanted or list(sections)
+        chosen = list(dict.fromkeys(wanted)) or list(sections)
         data["items"] = [{"name": k, "title": catalog.get(k, ""), "text": sections[k]}
                          for k in chosen if k in sections]
         missing = [k for k in chosen if k not in sections] + unknown

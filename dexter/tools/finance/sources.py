@@ -1,0 +1,105 @@
+"""Which data sources a finance tool call may use, built from settings and the environment.
+
+Financial Datasets is on only when ``FINANCIAL_DATASETS_API_KEY`` is set (never with an
+empty key); SEC EDGAR is always on and keyless. For each capability the sources are tried
+in order: Financial Datasets first (richer), then EDGAR (e.g. when the plan does not cover
+statements).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import TracebackType
+
+from dexter.config import Settings
+from dexter.data.base import CAPABILITY_LABELS, Capability, DataSource
+from dexter.data.cache import DiskCache
+from dexter.data.edgar import EdgarSource
+from dexter.data.financial_datasets import KEY_ENV, FinancialDatasetsSource
+from dexter.data.http import DEFAULT_RETRY, RetryPolicy
+from dexter.data.ratelimit import SEC_RATE_LIMITER, AsyncRateLimiter
+
+# What a missing capability needs. Only Financial Datasets has these today.
+UNLOCK_KEY = KEY_ENV
+
+
+@dataclass
+class SourceOptions:
+    """Knobs tests turn: retries, HTTP timeout, the SEC limiter, today's date."""
+
+    retry: RetryPolicy = DEFAULT_RETRY
+    http_timeout: float = 30.0
+    sec_rate_limiter: AsyncRateLimiter | None = SEC_RATE_LIMITER
+    today: dt.date | None = None
+    use_cache: bool = True
+
+
+@dataclass
+class SourceSet:
+    """The open sources of one tool call; use as ``async with``."""
+
+    sources: list[DataSource] = field(default_factory=list)
+
+    def for_capability(self, capability: Capability) -> list[DataSource]:
+        """Sources offering ``capability``, preferred first."""
+        return [s for s in self.sources if s.supports(capability)]
+
+    def supports(self, capability: Capability) -> bool:
+        """True when some configured source offers ``capability``."""
+        return bool(self.for_capability(capability))
+
+    def labels(self) -> str:
+        """``Financial Datasets, SEC EDGAR``."""
+        return ", ".join(s.label for s in self.sources)
+
+    async def aclose(self) -> None:
+        """Close every source's connections."""
+        for source in self.sources:
+            await source.aclose()
+
+    async def __aenter__(self) -> SourceSet:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+
+def fd_key(env: Mapping[str, str] | None = None) -> str:
+    """The Financial Datasets key, stripped; empty when unset."""
+    return (os.environ if env is None else env).get(KEY_ENV, "").strip()
+
+
+def build_sources(
+    settings: Settings, env: Mapping[str, str] | None = None,
+    options: SourceOptions | None = None,
+) -> SourceSet:
+    """Open the configured sources: Financial Datasets when keyed, then SEC EDGAR."""
+    opts = options or SourceOptions()
+    cache = DiskCache(settings.home_path / "cache") if opts.use_cache else None
+    sources: list[DataSource] = []
+    key = fd_key(env)
+    if key:
+        sources.append(FinancialDatasetsSource(
+            key, base_url=settings.tools.financial_datasets_base_url, cache=cache,
+            retry=opts.retry, timeout=opts.http_timeout, today=opts.today,
+        ))
+    sources.append(EdgarSource(
+        base_url=settings.tools.sec_edgar_base_url, data_url=settings.tools.sec_edgar_data_url,
+        user_agent=settings.tools.sec_user_agent, cache=cache, retry=opts.retry,
+        timeout=opts.http_timeout, rate_limiter=opts.sec_rate_limiter, today=opts.today,
+    ))
+    return SourceSet(sources)
+
+
+def unlock_message(capability: Capability, what: str | None = None) -> str:
+    """The message for data no configured source can give."""
+    label = what or CAPABILITY_LABELS[capability]
+    return (f"{label[0].upper() + label[1:]} need {UNLOCK_KEY} (Financial Datasets). The "
+            f"keyless SEC EDGAR source gives statements, company facts, filings and simple "
+            f"screens only. Set {UNLOCK_KEY} to unlock this.")
