@@ -401,3 +401,13 @@ async def test_concurrent_searches_share_one_index_and_embed_once(tmp_path: Path
     assert all(len(o.results) == 5 for o in outcomes)
     chunk_batches = [c for c in embedder.calls if c != ["dividend"]]
     assert sum(len(c) for c in chunk_batches) == 5, "each chunk embedded once"
+
+
+async def test_an_index_that_cannot_be_opened_says_why(tmp_path: Path) -> None:
+    mgr = make(tmp_path)
+    write(mgr, "MEMORY.md", "- Holds AAPL\n")
+    mgr.index_path.mkdir()  # a directory where the database file should be
+    outcome = await mgr.search("AAPL")
+    assert not outcome.available and "cannot be used" in outcome.note
+    assert "unable to open database file" in outcome.note
+    assert mgr.recall().files == ("MEMORY.md",)

@@ -185,6 +185,9 @@ class MemoryManager:
             return ("The memory index is locked by another dexter process; "
                     "try again in a moment (the memory files are unaffected).")
         self.close()
+        if isinstance(exc, sqlite3.OperationalError):
+            return (f"The memory index {self.index_path} cannot be used ({text}). Check that "
+                    "the folder is writable, then run `dexter memory reindex`.")
         if isinstance(exc, sqlite3.DatabaseError):
             return (f"The memory index {self.index_path} is damaged ({text}). Run "
                     "`dexter memory reindex` to rebuild it from the memory files.")

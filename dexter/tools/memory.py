@@ -7,7 +7,7 @@ the common ``{"data": ...}`` envelope.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -59,7 +59,17 @@ class MemoryUpdateParams(BaseModel):
     new_text: str | None = Field(None, description="Replacement text (edit).")
 
 
-class MemorySearchTool(Tool[MemorySearchParams]):
+P = TypeVar("P", bound=BaseModel)
+
+
+class _MemoryTool(Tool[P]):
+    """A tool bound to one ``MemoryManager``."""
+
+    def __init__(self, manager: MemoryManager) -> None:
+        self.manager = manager
+
+
+class MemorySearchTool(_MemoryTool[MemorySearchParams]):
     """Hybrid search over memory files and past conversations."""
 
     name: ClassVar[str] = "memory_search"
@@ -68,16 +78,13 @@ class MemorySearchTool(Tool[MemorySearchParams]):
     concurrency_safe: ClassVar[bool] = True
     compactable: ClassVar[bool] = True
 
-    def __init__(self, manager: MemoryManager) -> None:
-        self.manager = manager
-
     async def run(self, args: MemorySearchParams, ctx: ToolContext) -> str:
         """``{"results": [...], "mode": ...}``; when memory is off or broken, says why."""
         outcome = await self.manager.search(args.query)
         return format_result(outcome.to_dict())
 
 
-class MemoryGetTool(Tool[MemoryGetParams]):
+class MemoryGetTool(_MemoryTool[MemoryGetParams]):
     """Read lines of a memory file."""
 
     name: ClassVar[str] = "memory_get"
@@ -85,9 +92,6 @@ class MemoryGetTool(Tool[MemoryGetParams]):
     params: ClassVar[type[BaseModel]] = MemoryGetParams
     concurrency_safe: ClassVar[bool] = True
     compactable: ClassVar[bool] = True
-
-    def __init__(self, manager: MemoryManager) -> None:
-        self.manager = manager
 
     async def run(self, args: MemoryGetParams, ctx: ToolContext) -> str:
         """``{path, from, to, total_lines, text}`` (plus a note when the file is missing)."""
@@ -104,7 +108,7 @@ class MemoryGetTool(Tool[MemoryGetParams]):
         return format_result(data)
 
 
-class MemoryUpdateTool(Tool[MemoryUpdateParams]):
+class MemoryUpdateTool(_MemoryTool[MemoryUpdateParams]):
     """Append to, edit or delete from a memory file."""
 
     name: ClassVar[str] = "memory_update"
@@ -113,9 +117,6 @@ class MemoryUpdateTool(Tool[MemoryUpdateParams]):
     concurrency_safe: ClassVar[bool] = False
     compactable: ClassVar[bool] = False
     needs_approval: ClassVar[bool] = False
-
-    def __init__(self, manager: MemoryManager) -> None:
-        self.manager = manager
 
     async def run(self, args: MemoryUpdateParams, ctx: ToolContext) -> str:
         """``{success, file, message}``; errors (text not found, bad file) are ToolFailures."""
