@@ -59,7 +59,7 @@ def build_session(
             fast, fast_window = model, resolved.context_window
 
     use_memory = settings.memory.enabled if memory_enabled is None else memory_enabled
-    memory = _open_memory(settings) if use_memory else None
+    memory = _open_memory(settings, env) if use_memory else None
     if tools is None:
         from dexter.tools.registry import build_tools
 
@@ -85,10 +85,10 @@ def _permissions(settings: Settings) -> Any:
     return build_permission_engine(settings)
 
 
-def _open_memory(settings: Settings) -> Any:
+def _open_memory(settings: Settings, env: Mapping[str, str]) -> Any:
     from dexter.memory.manager import MemoryManager
 
-    return MemoryManager(settings)
+    return MemoryManager(settings, env)
 
 
 def _recall(memory: Any, settings: Settings) -> tuple[MemoryRecalled | None, str]:

@@ -94,6 +94,45 @@ def models(config: ConfigOpt = None) -> None:
     raise typer.Exit(run_models(config))
 
 
+memory_app = typer.Typer(help="Inspect and search dexter's persistent memory.", no_args_is_help=True,
+                         rich_markup_mode=None)
+app.add_typer(memory_app, name="memory")
+
+
+@memory_app.command("list")
+def memory_list(config: ConfigOpt = None) -> None:
+    """List the memory files and the index status."""
+    from dexter.cli.memory_cmd import run_memory
+
+    raise typer.Exit(run_memory("list", config))
+
+
+@memory_app.command("search")
+def memory_search(query: Annotated[str, typer.Argument(help="What to look for.")],
+                  config: ConfigOpt = None) -> None:
+    """Search memory (keywords, plus vectors when an embedding source is available)."""
+    from dexter.cli.memory_cmd import run_memory
+
+    raise typer.Exit(run_memory("search", config, query))
+
+
+@memory_app.command("show")
+def memory_show(file: Annotated[str, typer.Argument(help="MEMORY.md, a YYYY-MM-DD.md file, long_term or daily.")],
+                config: ConfigOpt = None) -> None:
+    """Print one memory file."""
+    from dexter.cli.memory_cmd import run_memory
+
+    raise typer.Exit(run_memory("show", config, file))
+
+
+@memory_app.command("reindex")
+def memory_reindex(config: ConfigOpt = None) -> None:
+    """Rebuild the memory index from the files (the files are the source of truth)."""
+    from dexter.cli.memory_cmd import run_memory
+
+    raise typer.Exit(run_memory("reindex", config))
+
+
 def main() -> None:
     """Console-script entry point."""
     try:
