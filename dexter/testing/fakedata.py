@@ -189,8 +189,8 @@ class FakeDataServer:
         server = _Server(("127.0.0.1", self._port), _RequestHandler)
         server.owner = self
         self._server = server
-        self._thread = threading.Thread(target=server.serve_forever, name="fakedata",
-                                        daemon=True)
+        self._thread = threading.Thread(target=server.serve_forever, args=(0.05,),
+                                        name="fakedata", daemon=True)
         self._thread.start()
         return self
 
@@ -401,6 +401,16 @@ class BundledFixtures:
         return out[: int(limit)] if limit and limit.isdigit() else out
 
 
+def point_settings_at(settings: Any, server: FakeDataServer, home: Path) -> Any:
+    """Aim ``settings`` (a ``dexter.config.Settings``) at ``server`` with ``home`` as
+    DEXTER_HOME; returns the same object."""
+    settings.home = str(home)
+    settings.tools.financial_datasets_base_url = server.url
+    settings.tools.sec_edgar_base_url = server.url
+    settings.tools.sec_edgar_data_url = server.url
+    return settings
+
+
 # --------------------------------------------------------------------------------------------
 # Harness mode
 # --------------------------------------------------------------------------------------------
@@ -433,3 +443,4 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
