@@ -75,6 +75,7 @@ def build_session(
         approver=approver, history=history, queue=queue,
         memory_dir=(settings.home_path / "memory") if memory is not None else None,
         request_user_input=request_user_input, interactive=interactive, trace=trace,
+        recalled=recalled,
     )
     return Session(Agent(setup), resolved.model, resolved.provider.display_name, recalled)
 

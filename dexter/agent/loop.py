@@ -31,6 +31,7 @@ from dexter.events import (
     AnswerDelta,
     Done,
     Event,
+    MemoryRecalled,
     Microcompact,
     ProviderRetry,
     QueueDrain,
@@ -78,6 +79,7 @@ class AgentSetup:
     trace: TraceFn | None = None
     session_grants: set[str] = field(default_factory=set)
     cwd: Path = field(default_factory=Path.cwd)
+    recalled: MemoryRecalled | None = None
 
 
 @dataclass
@@ -122,6 +124,11 @@ class Agent:
         start = RunStart(query=query, model=self.setup.model.model,
                          provider=self.setup.model.provider_id, scratchpad=str(pad.path))
         yield start
+        if self.setup.recalled is not None:
+            # The memory loaded into the system prompt: reported once per session.
+            recalled, self.setup.recalled = self.setup.recalled, None
+            pad.record_event(recalled)
+            yield recalled
         executor = self._executor(pad)
 
         async for event in self._iterate(state, pad, executor):

@@ -91,8 +91,6 @@ def run_ask(options: AskOptions) -> int:
 
     async def consume() -> None:
         nonlocal done
-        if session.recalled is not None:
-            renderer.handle(session.recalled)
         try:
             async for event in session.agent.run(options.question):
                 renderer.handle(event)
