@@ -1,0 +1,271 @@
+"""The fail-closed permission engine: every tool call is ``allow``, ``ask`` or ``deny``.
+
+Shell commands (``bash``), in order:
+
+1. parse (:mod:`shell_parse`); 2. the built-in deny floor (:mod:`floor`, even for commands
+the parser does not understand); 3. user ``deny`` rules (any segment); 4. not understood
+-> ``ask`` (never cached for the session, no rule offered); 5. user ``ask`` rules (any
+segment); 6. allowed when *every* segment matches an ``allow`` rule or is read-only inside
+the workspace (:mod:`classify`); 7. otherwise ``ask``, offering an exact ``Bash(...)`` rule
+for the one segment that needs approval, with the session key ``bash:<command>``.
+
+``write_file``/``edit_file``: a path the sandbox refuses is denied up front; then deny, ask
+and allow rules (``Write``/``Edit``); otherwise ``ask`` with the shared session key
+``file:write``. ``web_fetch``: allowed unless a ``WebFetch``/``WebFetch(domain:...)`` deny or
+ask rule matches the host. Any other tool: rules by tool name, else ``ask`` when it declares
+``needs_approval``, else ``allow``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from dexter.permissions.base import Behavior, PermissionDecision
+from dexter.permissions.classify import classify_segment
+from dexter.permissions.floor import floor_reason
+from dexter.permissions.rules import (
+    Rule,
+    RuleError,
+    RuleSet,
+    load_rules,
+    parse_rule,
+    propose_bash_rule,
+    save_rule,
+)
+from dexter.permissions.shell_parse import Segment, parse_command
+from dexter.tools.sandbox import Sandbox, sandbox_for
+
+if TYPE_CHECKING:
+    from dexter.config import Settings
+
+FILE_WRITE_KEY = "file:write"
+_DIRECTORY_CHANGERS = frozenset({"cd", "pushd", "popd"})
+_FILE_TOOLS = {"write_file": "Write", "edit_file": "Edit"}
+
+
+class SessionGrants(set[str]):
+    """Session keys the user approved "for this session".
+
+    ``bash:*`` grants last one query (call :meth:`new_query` when a new query starts);
+    ``file:write`` and other grants last the whole session.
+    """
+
+    def covers(self, decision: PermissionDecision) -> bool:
+        """True when an earlier "allow for this session" applies to this decision."""
+        return decision.behavior == "ask" and decision.cacheable and \
+            bool(decision.session_key) and decision.session_key in self
+
+    def new_query(self) -> None:
+        """Drop the per-query grants (every ``bash:`` key)."""
+        for key in [k for k in self if k.startswith("bash:")]:
+            self.discard(key)
+
+
+def _matches_words(rule: Rule, seg: Segment) -> bool:
+    """Deny/ask matching: like allow matching, but also on segments not fully understood."""
+    if rule.kind == "tool":
+        return True
+    relaxed = Segment(seg.words, seg.env, seg.wrappers, (), seg.operator, None)
+    return rule.matches_segment(relaxed)
+
+
+class RuleBasedPermissions:
+    """The engine. Rules live in ``settings_path`` (``DEXTER_HOME/settings.json``)."""
+
+    def __init__(self, cwd: Path, home: Path, settings_path: Path | None = None) -> None:
+        self.sandbox: Sandbox = sandbox_for(cwd, home)
+        self.settings_path = settings_path or Path(home) / "settings.json"
+        self.rules: RuleSet = load_rules(self.settings_path)
+
+    @property
+    def warnings(self) -> list[str]:
+        """Problems found in the settings file (malformed rules, unreadable JSON)."""
+        return list(self.rules.warnings)
+
+    def reload(self) -> None:
+        """Read the settings file again."""
+        self.rules = load_rules(self.settings_path)
+
+    # -- PermissionEngine ------------------------------------------------------------
+
+    def evaluate(self, tool_name: str, args: dict[str, Any], needs_approval: bool) -> PermissionDecision:
+        """Decide one call. Any internal error is a denial (fail closed)."""
+        try:
+            if tool_name == "bash":
+                return self.evaluate_bash(args.get("command"))
+            if tool_name in _FILE_TOOLS:
+                return self._evaluate_file(tool_name, args)
+            if tool_name == "web_fetch":
+                return self._evaluate_fetch(args)
+            return self._evaluate_other(tool_name, needs_approval)
+        except Exception as exc:
+            return PermissionDecision("deny", f"The permission check failed ({exc}).",
+                                      cacheable=False)
+
+    def add_rule(self, kind: Behavior, rule: str) -> None:
+        """Persist a rule to settings.json (atomically) and apply it now.
+
+        Raises ``RuleError`` for a malformed rule and ``SettingsFileError`` when the file
+        cannot be safely rewritten.
+        """
+        parsed = parse_rule(rule)
+        save_rule(self.settings_path, kind, parsed)
+        if parsed not in self.rules.of(kind):
+            self.rules.of(kind).append(parsed)
+
+    # -- bash ------------------------------------------------------------------------
+
+    def evaluate_bash(self, command: Any, extra_allow: Sequence[Rule] = ()) -> PermissionDecision:
+        """Decide one shell command (``extra_allow``: rules from ``--allow``)."""
+        if not isinstance(command, str) or not command.strip():
+            return PermissionDecision("deny", "bash needs a non-empty 'command' string.",
+                                      cacheable=False)
+        text = command.strip()
+        key = f"bash:{text}"
+        parsed = parse_command(text)
+        floor = floor_reason(parsed, self.sandbox)
+        if floor:
+            return PermissionDecision("deny", f"Blocked by dexter's safety floor: {floor}.",
+                                      session_key=key, cacheable=False)
+        for rule in self.rules.for_tool("deny", "bash"):
+            if any(_matches_words(rule, seg) for seg in parsed.segments):
+                return PermissionDecision("deny", f"Denied by the rule {rule}.",
+                                          session_key=key, cacheable=False)
+        if not parsed.ok:
+            return PermissionDecision(
+                "ask", f"Command needs review: the parser cannot fully follow it ({parsed.unknown}).",
+                session_key=key, cacheable=False)
+        for rule in self.rules.for_tool("ask", "bash"):
+            if any(_matches_words(rule, seg) for seg in parsed.segments):
+                return PermissionDecision("ask", f"The rule {rule} asks before this command.",
+                                          session_key=key)
+        allow_rules = [*self.rules.for_tool("allow", "bash"), *extra_allow]
+        pending: list[tuple[Segment, str]] = []
+        by_rule: list[Rule] = []
+        moved = False  # after cd/pushd, relative paths no longer mean what the sandbox checked
+        for seg in parsed.segments:
+            matched = next((r for r in allow_rules if r.matches_segment(seg)), None)
+            if matched is not None:
+                by_rule.append(matched)
+            elif moved:
+                pending.append((seg, "it runs after a change of directory"))
+            else:
+                verdict = classify_segment(seg, self.sandbox)
+                if not verdict.read_only:
+                    pending.append((seg, verdict.reason))
+            moved = moved or seg.base in _DIRECTORY_CHANGERS
+        if not pending:
+            why = (f"Allowed by the rule {by_rule[0]}." if by_rule
+                   else "Read-only command inside the workspace.")
+            return PermissionDecision("allow", why, session_key=key)
+        proposed = str(propose_bash_rule(pending[0][0], read_only=False)) if len(pending) == 1 else None
+        return PermissionDecision("ask", f"Needs approval: {pending[0][1]}.", session_key=key,
+                                  proposed_rule=proposed)
+
+    # -- other tools -----------------------------------------------------------------
+
+    def _rule_decision(self, tool_name: str, key: str) -> PermissionDecision | None:
+        for kind in ("deny", "ask", "allow"):
+            rules = self.rules.for_tool(kind, tool_name)
+            tool_wide = [r for r in rules if r.kind == "tool"]
+            if tool_wide:
+                return PermissionDecision(kind, f"Rule {tool_wide[0]} ({kind}).",
+                                          session_key=key, cacheable=kind != "deny")
+        return None
+
+    def _evaluate_file(self, tool_name: str, args: Mapping[str, Any]) -> PermissionDecision:
+        path = args.get("path")
+        if isinstance(path, str):
+            refused = self.sandbox.check(path, write=True)
+            if refused:
+                return PermissionDecision("deny", refused, session_key=FILE_WRITE_KEY,
+                                          cacheable=False)
+        decided = self._rule_decision(tool_name, FILE_WRITE_KEY)
+        if decided is not None:
+            return decided
+        return PermissionDecision(
+            "ask", f"{tool_name} changes files ({path if isinstance(path, str) else 'no path'}).",
+            session_key=FILE_WRITE_KEY, proposed_rule=_FILE_TOOLS[tool_name])
+
+    def _evaluate_fetch(self, args: Mapping[str, Any]) -> PermissionDecision:
+        url = args.get("url")
+        host = (urlsplit(url).hostname or "") if isinstance(url, str) else ""
+        key = f"web_fetch:{host}"
+        for kind in ("deny", "ask"):
+            for rule in self.rules.for_tool(kind, "web_fetch"):
+                if rule.matches_host(host):
+                    return PermissionDecision(kind, f"Rule {rule} ({kind}).",
+                                              session_key=key, cacheable=kind != "deny")
+        return PermissionDecision("allow", "Fetching web pages is allowed.", session_key=key)
+
+    def _evaluate_other(self, tool_name: str, needs_approval: bool) -> PermissionDecision:
+        decided = self._rule_decision(tool_name, tool_name)
+        if decided is not None:
+            return decided
+        if needs_approval:
+            return PermissionDecision("ask", f"{tool_name} needs your approval.",
+                                      session_key=tool_name, proposed_rule=tool_name)
+        return PermissionDecision("allow", "Auto-approved.", session_key=tool_name)
+
+    # -- non-interactive approvals ---------------------------------------------------
+
+    def preapproved(self, tool_name: str, args: Mapping[str, Any], allow_list: Collection[str],
+                    yes: bool) -> bool:
+        """Whether ``dexter ask --allow/--yes`` approves a call the engine said ``ask`` for.
+
+        Call it only for ``ask`` decisions: ``deny`` (floor and deny rules) is final.
+        ``allow_list`` holds tool names (``bash``, ``write_file``) or rule strings
+        (``Bash(git log:*)``, ``Write``); a bash command is approved by rule strings only
+        when every segment is covered by them or is read-only.
+        """
+        if yes:
+            return True
+        rules: list[Rule] = []
+        for item in allow_list:
+            try:
+                rules.append(parse_rule(item))
+            except RuleError:
+                continue
+        if any(r.kind == "tool" and r.tool_name == tool_name for r in rules):
+            return True
+        if tool_name == "bash":
+            extra = [r for r in rules if r.tool == "Bash"]
+            return bool(extra) and self.evaluate_bash(args.get("command"), extra).behavior == "allow"
+        if tool_name == "web_fetch":
+            url = args.get("url")
+            host = (urlsplit(url).hostname or "") if isinstance(url, str) else ""
+            return any(r.tool == "WebFetch" and r.matches_host(host) for r in rules)
+        return False
+
+
+def preapproved(tool_name: str, allow_list: Collection[str], yes: bool,
+                args: Mapping[str, Any] | None = None,
+                engine: RuleBasedPermissions | None = None) -> bool:
+    """The non-interactive approver for ``ask`` decisions (see ``RuleBasedPermissions.preapproved``).
+
+    Without an engine, bash rule strings are checked against a single-command line only.
+    """
+    if engine is not None:
+        return engine.preapproved(tool_name, args or {}, allow_list, yes)
+    if yes:
+        return True
+    for item in allow_list:
+        try:
+            rule = parse_rule(item)
+        except RuleError:
+            continue
+        if rule.kind == "tool" and rule.tool_name == tool_name:
+            return True
+        if tool_name == "bash" and rule.tool == "Bash" and args:
+            parsed = parse_command(str(args.get("command", "")))
+            if parsed.ok and len(parsed.segments) == 1 and rule.matches_segment(parsed.segments[0]):
+                return True
+    return False
+
+
+def build_permission_engine(settings: Settings, cwd: Path | None = None) -> RuleBasedPermissions:
+    """The engine for a run: rules from ``DEXTER_HOME/settings.json``, sandbox at ``cwd``."""
+    return RuleBasedPermissions(cwd or Path.cwd(), settings.home_path)

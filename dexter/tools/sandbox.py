@@ -1,0 +1,191 @@
+"""Where the file tools may go: the working directory and ``DEXTER_HOME``, minus secrets.
+
+A user path is accepted only if it stays inside one of the roots lexically (no ``..`` or
+absolute escape) *and* after every symlink is followed (no link in any component pointing
+outside). Paths are NFC-normalised; the NFKC form (which folds look-alikes such as
+fullwidth ``．．／`` into ``../``) must pass the same checks, so a look-alike can never
+name something the plain form would not be allowed to. Secret files (``.env*``, key files,
+``.ssh/``...) are refused everywhere, compared case-insensitively.
+
+Writes are refused additionally for ``DEXTER_HOME/settings.json`` (it holds the permission
+rules: a model that could write it could grant itself anything) and for anything inside a
+``.git`` folder (hooks and config there run code on later git commands).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
+
+from dexter.tools.base import ToolFailure
+
+# Folder names whose whole content is secret.
+SECRET_DIRS = frozenset({
+    ".ssh", ".aws", ".gnupg", ".azure", ".kube", ".docker", ".password-store",
+})
+# Exact file names that hold credentials.
+SECRET_NAMES = frozenset({
+    ".envrc", ".netrc", "_netrc", ".pgpass", ".git-credentials", ".npmrc", ".pypirc",
+    "credentials",
+})
+# Glob patterns (matched against one casefolded path component).
+SECRET_PATTERNS = (
+    ".env", ".env.*", "credentials.*", "*.pem", "*.key", "*.p12", "*.pfx", "*.jks",
+    "*.keystore", "*.ppk", "id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*",
+)
+
+
+class SandboxError(ToolFailure):
+    """A path the file tools refuse; the message says why and what to do instead."""
+
+
+def secret_component_reason(component: str) -> str | None:
+    """Why one path component names a secret, or None. Case and look-alikes are folded."""
+    name = unicodedata.normalize("NFKC", component).casefold().rstrip(" .") or component
+    if name in SECRET_DIRS:
+        return f"'{component}' is a folder of credentials"
+    if name in SECRET_NAMES or any(fnmatch.fnmatchcase(name, p) for p in SECRET_PATTERNS):
+        return f"'{component}' holds secrets (keys, tokens or passwords)"
+    return None
+
+
+def secret_path_reason(path: str) -> str | None:
+    """Why a path (any of its components) names a secret, or None."""
+    for part in path.replace("\\", "/").split("/"):
+        if part and part not in {".", ".."}:
+            reason = secret_component_reason(part)
+            if reason:
+                return reason
+    return None
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """The allowed roots and the rules for resolving user paths inside them."""
+
+    cwd: Path
+    home: Path
+
+    @property
+    def roots(self) -> tuple[Path, ...]:
+        """The real (symlink-free) allowed roots: working directory first."""
+        return tuple(dict.fromkeys(Path(os.path.realpath(p)) for p in (self.cwd, self.home)))
+
+    def resolve(self, user_path: str, *, write: bool = False) -> Path:
+        """The real path for ``user_path``; raises ``SandboxError`` naming what is wrong."""
+        reason, path = self._check(user_path, write=write)
+        if reason is not None or path is None:
+            raise SandboxError(reason or f"Cannot use path {user_path!r}.")
+        return path
+
+    def check(self, user_path: str, *, write: bool = False) -> str | None:
+        """Why ``user_path`` is refused, or None when it is fine."""
+        return self._check(user_path, write=write)[0]
+
+    def contains(self, user_path: str) -> bool:
+        """True when the path is inside a root lexically, after symlinks, and NFKC-folded."""
+        if not user_path or "\x00" in user_path:
+            return False
+        for form in {unicodedata.normalize("NFC", user_path),
+                     unicodedata.normalize("NFKC", user_path)}:
+            lexical = self._lexical(form)
+            if self._root_of(lexical) is None:
+                return False
+            if self._root_of(Path(os.path.realpath(lexical))) is None:
+                return False
+        return True
+
+    def is_root(self, user_path: str) -> bool:
+        """True when the path names one of the roots itself (the whole workspace)."""
+        lexical = self._lexical(unicodedata.normalize("NFKC", user_path))
+        return lexical in self.roots or Path(os.path.realpath(lexical)) in self.roots
+
+    def display(self, path: Path) -> str:
+        """A short form of an accepted path: relative to the working directory when inside."""
+        cwd = Path(os.path.realpath(self.cwd))
+        if path.is_relative_to(cwd):
+            rel = path.relative_to(cwd)
+            return str(rel) if str(rel) != "." else "."
+        return str(path)
+
+    # -- internals ---------------------------------------------------------------------
+
+    def _check(self, user_path: str, *, write: bool) -> tuple[str | None, Path | None]:
+        if not user_path or not user_path.strip():
+            return "The path is empty. Give a file path relative to the working directory.", None
+        if "\x00" in user_path:
+            return "The path contains a NUL character.", None
+        text = unicodedata.normalize("NFC", user_path)
+        folded = unicodedata.normalize("NFKC", user_path)
+        if folded != text:
+            problem = self._lexical_problem(folded)
+            if problem is not None:
+                return (f"Refused {user_path!r}: with look-alike Unicode characters folded it "
+                        f"reads {folded!r}, and {problem}"), None
+        problem = self._lexical_problem(text)
+        if problem is not None:
+            return f"Refused {user_path!r}: {problem}", None
+        lexical = self._lexical(text)
+        real = Path(os.path.realpath(lexical))
+        root = self._root_of(real)
+        if root is None:
+            return (f"Refused {user_path!r}: it is (or passes through) a symlink that points "
+                    f"outside the allowed folders ({self._roots_text()})."), None
+        secret = secret_path_reason(str(real.relative_to(root)))
+        if secret:
+            return f"Refused {user_path!r}: it resolves to a secret file ({secret}).", None
+        if write:
+            protected = self._write_protection(real, lexical)
+            if protected:
+                return f"Refused to write {user_path!r}: {protected}", None
+        return None, real
+
+    def _lexical(self, text: str) -> Path:
+        expanded = os.path.expanduser(text) if text.startswith("~") else text
+        candidate = Path(expanded)
+        if not candidate.is_absolute():
+            candidate = Path(os.path.realpath(self.cwd)) / candidate
+        lexical = Path(os.path.normpath(candidate))
+        for alias in (self.cwd, self.home):
+            plain, real = Path(os.path.abspath(alias)), Path(os.path.realpath(alias))
+            if plain != real and lexical.is_relative_to(plain):
+                return real / lexical.relative_to(plain)
+        return lexical
+
+    def _lexical_problem(self, text: str) -> str | None:
+        lexical = self._lexical(text)
+        root = self._root_of(lexical)
+        if root is None:
+            return f"it is outside the allowed folders ({self._roots_text()})."
+        secret = secret_path_reason(str(lexical.relative_to(root)))
+        if secret:
+            return f"{secret}; dexter never reads or writes secret files."
+        return None
+
+    def _root_of(self, path: Path) -> Path | None:
+        for root in self.roots:
+            if path == root or path.is_relative_to(root):
+                return root
+        return None
+
+    def _roots_text(self) -> str:
+        return ", ".join(str(r) for r in self.roots)
+
+    def _write_protection(self, real: Path, lexical: Path) -> str | None:
+        settings = Path(os.path.realpath(self.home)) / "settings.json"
+        if settings in (real, lexical):
+            return ("settings.json holds the permission rules and only changes through an "
+                    "approval answered by the user.")
+        for path in (real, lexical):
+            root = self._root_of(path)
+            if root is not None and ".git" in {p.casefold() for p in path.relative_to(root).parts}:
+                return "files inside .git are never written by tools (hooks and config run code)."
+        return None
+
+
+def sandbox_for(cwd: Path, home: Path) -> Sandbox:
+    """The sandbox for a working directory and a ``DEXTER_HOME``."""
+    return Sandbox(cwd=Path(cwd), home=Path(home))
