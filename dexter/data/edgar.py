@@ -167,11 +167,14 @@ class EdgarSource(DataSource):
 
     async def _get(
         self, url: str, *, namespace: str, ttl: float | None, what: str,
-        ticker: str | None = None, params: dict[str, Any] | None = None,
+        ticker: str | None = None,
     ) -> tuple[Any, str]:
         response = await cached_get(
-            self.client, self._cache, namespace=namespace, url=url, params=params or {},
-            policy=CachePolicy(ttl=ttl), what=what, ticker=ticker,
+            self.client, self._cache, namespace=namespace, url=url, params=None,
+            policy=CachePolicy(ttl=ttl), what=what,
+            # The ticker only names the cache file: it was resolved already, so a 404 here
+            # means missing data, not an unknown ticker.
+            key_extra={"ticker": ticker} if ticker else None,
         )
         return response.data, response.url
 
@@ -224,7 +227,7 @@ class EdgarSource(DataSource):
         data, url = await self._get(
             f"{self.data_url}/submissions/CIK{company.cik10}.json",
             namespace="edgar/submissions", ttl=TTL_1H,
-            what=f"the filings index of {company.ticker}", params={"ticker": company.ticker},
+            what=f"the filings index of {company.ticker}", ticker=company.ticker,
         )
         if not isinstance(data, dict):
             raise DataError(f"SEC EDGAR sent an unexpected filings index for {company.ticker}.",
@@ -235,7 +238,7 @@ class EdgarSource(DataSource):
         data, url = await self._get(
             f"{self.data_url}/api/xbrl/companyfacts/CIK{company.cik10}.json",
             namespace="edgar/companyfacts", ttl=TTL_6H,
-            what=f"XBRL financial data of {company.ticker}", params={"ticker": company.ticker},
+            what=f"XBRL financial data of {company.ticker}", ticker=company.ticker,
         )
         if not isinstance(data, dict):
             raise DataError(f"SEC EDGAR sent unexpected XBRL data for {company.ticker}.", url=url)
@@ -340,7 +343,7 @@ class EdgarSource(DataSource):
             data, page_url = await self._get(
                 f"{self.data_url}/submissions/{page['name']}", namespace="edgar/submissions",
                 ttl=TTL_24H, what=f"older filings of {company.ticker}",
-                params={"ticker": company.ticker},
+                ticker=company.ticker,
             )
             urls.append(page_url)
             if isinstance(data, dict):

@@ -31,9 +31,11 @@ async def cached_get(
     what: str,
     ticker: str | None = None,
     as_json: bool = True,
+    key_extra: dict[str, Any] | None = None,
 ) -> HttpResponse:
-    """GET through the cache. ``namespace`` + ``url`` + ``params`` form the key."""
-    key: dict[str, Any] = {"_url": url, **{k: v for k, v in (params or {}).items()}}
+    """GET through the cache. ``namespace`` + ``url`` + ``params`` (+ ``key_extra``, which is
+    not sent, e.g. the ticker that names the cache file) form the key."""
+    key: dict[str, Any] = {"_url": url, **(key_extra or {}), **dict(params or {})}
     use_cache = cache is not None and policy.enabled
     if use_cache and cache is not None:
         hit = cache.get(namespace, key)

@@ -3,8 +3,8 @@
 Text extraction uses BeautifulSoup (tables become ``a | b | c`` rows, inline-XBRL headers
 are dropped). Splitting finds item headings at the start of a line (``Item 1A. Risk
 Factors``, ``ITEM 7 -``, ``Item 2.02``). A heading appears twice in most filings: once in
-the table of contents and once before the section; each item keeps its longest span, which
-skips the table of contents whatever order the headings come in.
+the table of contents and once before the section; each item keeps its longest span (the later one on a
+tie), which skips the table of contents whatever order the headings come in.
 
 Item keys follow the Financial Datasets names: ``Item-1A`` (10-K), ``Part-1,Item-2``
 (10-Q), ``Item-2.02`` (8-K).
@@ -165,7 +165,7 @@ def split_items(text: str, filing_type: str) -> dict[str, str]:
             continue
         end = heads[i + 1].start if i + 1 < len(heads) else len(text)
         body = text[head.start:end].strip()
-        if len(body) > len(best.get(head.key, (0, ""))[1]):
+        if len(body) >= len(best.get(head.key, (0, ""))[1]):  # ties: the later one
             best[head.key] = (head.start, body)
     return {key: body for key, (_, body) in sorted(best.items(), key=lambda kv: kv[1][0])}
 
