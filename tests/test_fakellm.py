@@ -19,10 +19,12 @@ import pytest
 from dexter.testing.fakellm import (
     Delay,
     DropStream,
+    Dynamic,
     FakeLLM,
     HttpError,
     Malformed,
     MidStreamError,
+    RecordedRequest,
     Reply,
     Stall,
     ToolCallSpec,
@@ -388,6 +390,31 @@ def test_per_route_queues(fake_llm: FakeLLM) -> None:
     resp = oai(fake_llm).chat.completions.create(model="gpt-fake", messages=USER)
     assert resp.choices[0].message.content == "shared"
     fake_llm.assert_all_consumed()
+
+
+def test_dynamic_step_answers_from_the_request(fake_llm: FakeLLM) -> None:
+    def echo_model(request: RecordedRequest) -> Reply:
+        return Reply(text=f"you asked {request.body['model']} on {request.route}")
+
+    fake_llm.enqueue(Dynamic(echo_model), Dynamic(echo_model))
+    resp = oai(fake_llm).chat.completions.create(model="gpt-fake", messages=USER)
+    assert resp.choices[0].message.content == "you asked gpt-fake on openai"
+    msg = ant(fake_llm).messages.create(model="claude-x", max_tokens=8, messages=USER)
+    assert msg.content[0].text == "you asked claude-x on anthropic"
+    fake_llm.set_default(Dynamic(lambda request: HttpError.openai_context_overflow()))
+    with pytest.raises(openai.BadRequestError, match="maximum context length"):
+        oai(fake_llm).chat.completions.create(model="gpt-fake", messages=USER)
+    fake_llm.assert_no_violations()
+
+
+def test_dynamic_step_that_raises_is_a_violation(fake_llm: FakeLLM) -> None:
+    def broken(request: RecordedRequest) -> Reply:
+        raise RuntimeError("responder bug")
+
+    fake_llm.enqueue(Dynamic(broken))
+    with pytest.raises(openai.InternalServerError):
+        oai(fake_llm).chat.completions.create(model="gpt-fake", messages=USER)
+    assert "responder bug" in "\n".join(fake_llm.violations)
 
 
 def test_embeddings_deterministic(fake_llm: FakeLLM) -> None:

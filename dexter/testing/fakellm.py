@@ -34,7 +34,7 @@ import threading
 import time
 import traceback
 from collections import deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -253,9 +253,23 @@ class Raw:
     headers: dict[str, str] = field(default_factory=lambda: {"content-type": "text/plain"})
 
 
-Step: TypeAlias = (
+@dataclass
+class Dynamic:
+    """Compute the step from the request itself: ``respond(request)`` returns any other step.
+
+    For replies that depend on what was sent, e.g. a summarizer that echoes the numbers in
+    its input. The request is already recorded (and checked) when ``respond`` runs; an
+    exception in ``respond`` is a violation and answers a 500. Queue it or make it the
+    default step (not inside ``Delay``); not loadable from JSON.
+    """
+
+    respond: Callable[[RecordedRequest], ConcreteStep]
+
+
+ConcreteStep: TypeAlias = (
     Reply | HttpError | DropStream | Truncate | MidStreamError | Malformed | Stall | Delay | Raw
 )
+Step: TypeAlias = ConcreteStep | Dynamic
 
 # Module-level aliases for the presets.
 openai_context_overflow = HttpError.openai_context_overflow
@@ -1060,7 +1074,10 @@ class FakeLLM:
                     {"x-should-retry": "false"},
                 )
             else:
-                self._serve(h, step, ctx)
+                concrete = step.respond(rec) if isinstance(step, Dynamic) else step
+                if isinstance(concrete, Dynamic):
+                    raise TypeError("Dynamic.respond must return a concrete step, not Dynamic")
+                self._serve(h, concrete, ctx)
 
     def _serve_models(self, h: _Handler) -> None:
         if "anthropic-version" in h.headers:
@@ -1132,9 +1149,11 @@ class FakeLLM:
         )
         return _oai_body(message, kind, None)
 
-    def _serve(self, h: _Handler, step: Step, ctx: _Ctx) -> None:
+    def _serve(self, h: _Handler, step: ConcreteStep, ctx: _Ctx) -> None:
         if isinstance(step, Delay):
             time.sleep(step.seconds)
+            if isinstance(step.step, Dynamic):
+                raise TypeError("Dynamic cannot be delayed; make respond() return a Delay instead")
             self._serve(h, step.step, ctx)
             return
         ids = (
