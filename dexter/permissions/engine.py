@@ -212,6 +212,26 @@ class RuleBasedPermissions:
 
     # -- non-interactive approvals ---------------------------------------------------
 
+    def decide_noninteractive(self, tool_name: str, args: dict[str, Any], needs_approval: bool,
+                              allow_list: Collection[str], yes: bool) -> PermissionDecision:
+        """The final ``allow``/``deny`` for a run with no user (``dexter ask``).
+
+        ``deny`` from the floor or a rule stays ``deny`` whatever ``--yes`` says; an ``ask``
+        becomes ``allow`` only when ``--allow``/``--yes`` pre-approved it.
+        """
+        decision = self.evaluate(tool_name, args, needs_approval)
+        if decision.behavior != "ask":
+            return decision
+        if self.preapproved(tool_name, args, allow_list, yes):
+            return PermissionDecision("allow", "Pre-approved (--allow/--yes).",
+                                      session_key=decision.session_key)
+        hint = f"--allow {tool_name}" + (f" or --allow '{decision.proposed_rule}'"
+                                         if decision.proposed_rule else "")
+        return PermissionDecision(
+            "deny", f"{decision.reason.rstrip('.')}. No one is here to approve it; rerun with "
+                    f"{hint} (or --yes) to allow it.", session_key=decision.session_key,
+            cacheable=False)
+
     def preapproved(self, tool_name: str, args: Mapping[str, Any], allow_list: Collection[str],
                     yes: bool) -> bool:
         """Whether ``dexter ask --allow/--yes`` approves a call the engine said ``ask`` for.
