@@ -85,7 +85,7 @@ async def test_all_statements_endpoint(fd: FinancialDatasetsSource, server: Fake
 
 
 async def test_unknown_ticker_is_a_clear_404(fd: FinancialDatasetsSource) -> None:
-    with pytest.raises(NotFoundError, match="Unknown ticker 'NOPE'.*search"):
+    with pytest.raises(NotFoundError, match=r"Unknown ticker 'NOPE'.*search"):
         await fd.statements("income", "nope")
 
 

@@ -33,8 +33,11 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import FrameType, TracebackType
-from typing import Any, ClassVar, TypeAlias
+from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias
 from urllib.parse import parse_qs, urlsplit
+
+if TYPE_CHECKING:
+    from dexter.config import Settings
 
 DEFAULT_FIXTURES = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "finance"
 
@@ -401,7 +404,7 @@ class BundledFixtures:
         return out[: int(limit)] if limit and limit.isdigit() else out
 
 
-def point_settings_at(settings: Any, server: FakeDataServer, home: Path) -> Any:
+def point_settings_at(settings: Settings, server: FakeDataServer, home: Path) -> Settings:
     """Aim ``settings`` (a ``dexter.config.Settings``) at ``server`` with ``home`` as
     DEXTER_HOME; returns the same object."""
     settings.home = str(home)

@@ -1,0 +1,315 @@
+"""The finance meta-tools end to end: routing, validation, concurrency, timeouts, merging,
+source fallback and no-key behaviour, against the fake data server."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import json
+import time
+from collections.abc import AsyncIterator, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dexter.config import Settings
+from dexter.data.http import RetryPolicy
+from dexter.messages import AssistantMessage, ToolCall
+from dexter.providers.base import ModelRequest, ModelResponse, StreamChunk
+from dexter.testing.fakedata import FakeDataServer, Response, point_settings_at
+from dexter.testing.fakellm import FakeLLM, Reply, ToolCallSpec
+from dexter.tools.base import ToolContext, ToolFailure, ToolOutput
+from dexter.tools.finance import RouterConfig, SourceOptions, finance_tools
+from dexter.tools.finance.router import QueryArgs
+
+TODAY = dt.date(2025, 3, 1)
+KEYED = {"FINANCIAL_DATASETS_API_KEY": "fd-test-key"}
+
+
+class ScriptedModel:
+    """A ChatModel double that answers each ``complete`` with the next scripted calls."""
+
+    def __init__(self, *turns: Sequence[tuple[str, dict[str, Any]]], text: str = "") -> None:
+        self.turns = list(turns)
+        self.text = text
+        self.requests: list[ModelRequest] = []
+
+    @property
+    def model(self) -> str:
+        return "scripted"
+
+    @property
+    def provider_id(self) -> str:
+        return "test"
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        self.requests.append(request)
+        calls = self.turns.pop(0) if self.turns else []
+        return ModelResponse(AssistantMessage(self.text, tool_calls=tuple(
+            ToolCall(f"call_{i}", name, args) for i, (name, args) in enumerate(calls))))
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk | ModelResponse]:
+        yield await self.complete(request)
+
+    async def aclose(self) -> None:
+        return None
+
+    def offered(self) -> list[str]:
+        return [t.name for t in self.requests[-1].tools]
+
+
+@pytest.fixture
+def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeDataServer]:
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    monkeypatch.delenv("FINANCIAL_DATASETS_API_KEY", raising=False)
+    with FakeDataServer() as srv:
+        yield srv
+
+
+@pytest.fixture
+def settings(server: FakeDataServer, tmp_path: Path) -> Settings:
+    return point_settings_at(Settings(), server, tmp_path / "home")
+
+
+def tools(settings: Settings, env: dict[str, str] | None = None,
+          **config: Any) -> dict[str, Any]:
+    built = finance_tools(
+        settings, config=RouterConfig(**config),
+        source_options=SourceOptions(retry=RetryPolicy(max_retries=1, backoff_base=0.001),
+                                     sec_rate_limiter=None, today=TODAY),
+        env=env if env is not None else {})
+    return {t.name: t for t in built}
+
+
+def context(settings: Settings, model: Any) -> tuple[ToolContext, list[str]]:
+    progress: list[str] = []
+    ctx = ToolContext(settings=settings, cwd=Path.cwd(), home=settings.home_path,
+                      progress=progress.append, fast_model=model)
+    return ctx, progress
+
+
+async def run(tool: Any, query: str, ctx: ToolContext) -> tuple[ToolOutput, dict[str, Any]]:
+    out = await tool.run(QueryArgs(query=query), ctx)
+    assert isinstance(out, ToolOutput)
+    return out, json.loads(out.content)
+
+
+def test_four_tools_with_the_right_flags(settings: Settings) -> None:
+    built = finance_tools(settings)
+    assert [t.name for t in built] == ["get_financials", "get_market_data", "read_filings",
+                                       "stock_screener"]
+    assert all(t.concurrency_safe and t.compactable and not t.needs_approval for t in built)
+    assert all(t.json_schema()["required"] == ["query"] for t in built)
+
+
+async def test_edgar_answers_statements_without_a_key(settings: Settings) -> None:
+    model = ScriptedModel([("get_income_statements", {"ticker": "aapl", "period": "annual",
+                                                      "limit": 2}),
+                           ("get_balance_sheets", {"ticker": "AAPL", "limit": 1})])
+    ctx, progress = context(settings, model)
+    out, body = await run(tools(settings)["get_financials"], "Apple revenue and debt", ctx)
+    table = body["data"]["income_statements[AAPL, annual]"]
+    assert table["source"] == "SEC EDGAR (XBRL company facts)"
+    assert "| revenue | 391,035,000,000 | 383,285,000,000 |" in table["data"]
+    assert "FY2024 (2024-09-28)" in table["data"]
+    assert "Sources: FY2024 (2024-09-28): 10-K 0000320193-24-000123 filed 2024-11-01" in \
+        table["data"]
+    balance = body["data"]["balance_sheets[AAPL, annual]"]["data"]
+    assert "| total_debt | 106,629,000,000 |" in balance
+    assert "| outstanding_shares | 15,116,786,000 |" in balance
+    assert any(u.endswith("companyfacts/CIK0000320193.json") for u in out.source_urls)
+    assert body["source_urls"] == list(out.source_urls)
+    assert not out.is_error
+    assert "get_key_ratios" not in model.offered()
+    assert "get_income_statements" in model.offered()
+    assert "FINANCIAL_DATASETS_API_KEY" in model.requests[0].system
+    assert any("from SEC EDGAR" in p for p in progress)
+
+
+async def test_annual_and_quarterly_calls_never_overwrite_each_other(settings: Settings) -> None:
+    model = ScriptedModel([("get_income_statements", {"ticker": "AAPL", "period": "annual"}),
+                           ("get_income_statements", {"ticker": "AAPL", "period": "quarterly"}),
+                           ("get_income_statements", {"ticker": "AAPL", "period": "annual",
+                                                      "limit": 1}),
+                           ("get_income_statements", {"ticker": "AAPL", "period": "annual"})])
+    ctx, _ = context(settings, model)
+    _, body = await run(tools(settings)["get_financials"], "Apple income", ctx)
+    keys = [k for k in body["data"] if not k.startswith("_")]
+    assert keys == ["income_statements[AAPL, annual]", "income_statements[AAPL, quarterly]",
+                    "income_statements[AAPL, annual] #2"]
+    assert "Q4 2024" in body["data"]["income_statements[AAPL, quarterly]"]["data"]
+
+
+async def test_unknown_and_unavailable_sub_tools_are_reported_not_crashed(
+        settings: Settings) -> None:
+    model = ScriptedModel([("get_financial_metrics_snapshot", {"ticker": "AAPL"}),
+                           ("get_key_ratios", {"ticker": "AAPL"}),
+                           ("get_income_statements", {"ticker": "AAPL", "period": "weekly"}),
+                           ("get_company_facts", {"ticker": "AAPL"})])
+    ctx, _ = context(settings, model)
+    out, body = await run(tools(settings)["get_financials"], "Apple P/E", ctx)
+    errors = {e["tool"]: e["error"] for e in body["data"]["_errors"]}
+    assert errors["get_financial_metrics_snapshot"].startswith(
+        "Unknown sub-tool 'get_financial_metrics_snapshot'. Available: get_income_statements")
+    assert "need FINANCIAL_DATASETS_API_KEY" in errors["get_key_ratios"]
+    assert "Invalid arguments for get_income_statements: period" in \
+        errors["get_income_statements"]
+    assert "outstanding_shares: 15,115,823,000" in body["data"]["company_facts[AAPL]"]["data"]
+    assert not out.is_error
+
+
+async def test_all_failures_make_an_error_result(settings: Settings) -> None:
+    model = ScriptedModel([("made_up_tool", {})])
+    ctx, _ = context(settings, model)
+    out, body = await run(tools(settings)["get_financials"], "x", ctx)
+    assert out.is_error and body["data"]["_errors"][0]["tool"] == "made_up_tool"
+
+
+async def test_router_choosing_nothing_explains_what_would_help(settings: Settings) -> None:
+    model = ScriptedModel([], text="I need P/E ratios, which are not offered.")
+    ctx, _ = context(settings, model)
+    with pytest.raises(ToolFailure) as err:
+        await run(tools(settings)["get_financials"], "Apple P/E", ctx)
+    assert "Router: I need P/E ratios" in str(err.value)
+    assert "FINANCIAL_DATASETS_API_KEY" in str(err.value)
+
+
+async def test_market_data_without_a_key_says_which_key_unlocks_it(settings: Settings) -> None:
+    model = ScriptedModel()
+    ctx, _ = context(settings, model)
+    with pytest.raises(ToolFailure, match="need FINANCIAL_DATASETS_API_KEY"):
+        await run(tools(settings)["get_market_data"], "AAPL price", ctx)
+    assert model.requests == []
+
+
+async def test_with_a_key_market_data_routes_to_financial_datasets(
+        settings: Settings, server: FakeDataServer) -> None:
+    model = ScriptedModel([("get_stock_price", {"ticker": "AAPL"}),
+                           ("get_company_news", {"ticker": "AAPL", "limit": 3}),
+                           ("get_company_news", {"limit": 2})])
+    ctx, _ = context(settings, model)
+    _, body = await run(tools(settings, KEYED)["get_market_data"], "Why did Apple move?", ctx)
+    assert "price: 232.5" in body["data"]["price_snapshot[AAPL]"]["data"]
+    assert "https://news.example.com/aapl/1" in body["data"]["news[AAPL]"]["data"]
+    assert "news" in body["data"]
+    assert all(r.headers.get("x-api-key") == "fd-test-key"
+               for r in server.requests if r.path.startswith(("/prices", "/news")))
+    assert len(model.offered()) == 12
+
+
+async def test_plan_error_falls_back_to_edgar(settings: Settings, server: FakeDataServer) -> None:
+    server.route("/financials/income-statements/", Response(402, {"error": "upgrade"}))
+    model = ScriptedModel([("get_income_statements", {"ticker": "AAPL", "limit": 1})])
+    ctx, _ = context(settings, model)
+    _, body = await run(tools(settings, KEYED)["get_financials"], "Apple revenue", ctx)
+    entry = body["data"]["income_statements[AAPL, annual]"]
+    assert entry["source"] == "SEC EDGAR (XBRL company facts)"
+    assert entry["notes"][0].startswith("Fell back to SEC EDGAR (XBRL company facts): Your "
+                                        "Financial Datasets plan does not cover")
+
+
+async def test_sub_call_timeout_cancels_the_request(settings: Settings,
+                                                    server: FakeDataServer) -> None:
+    server.route("/files/company_tickers.json", Response(body={}, delay=5.0))
+    model = ScriptedModel([("get_company_facts", {"ticker": "AAPL"})])
+    ctx, _ = context(settings, model)
+    started = time.monotonic()
+    out, body = await run(tools(settings, subcall_timeout=0.3)["get_financials"], "Apple", ctx)
+    assert time.monotonic() - started < 2.0
+    assert "timed out after 0.3s and was cancelled" in body["data"]["_errors"][0]["error"]
+    assert out.is_error
+    deadline = time.monotonic() + 2.0
+    while not server.disconnects and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+    assert [r.path for r in server.disconnects] == ["/files/company_tickers.json"]
+
+
+async def test_sub_calls_respect_the_concurrency_cap(settings: Settings,
+                                                     server: FakeDataServer) -> None:
+    server.route("/news", Response(body={"news": []}, delay=0.15))
+    calls: list[tuple[str, dict[str, Any]]] = [
+        ("get_company_news", {"ticker": t}) for t in ("AAPL", "BTC-USD", "ETH-USD")]
+    calls += [("get_company_news", {"limit": n}) for n in (1, 2, 3)]
+    model = ScriptedModel(calls)
+    ctx, _ = context(settings, model)
+    _, body = await run(tools(settings, KEYED, max_concurrency=2)["get_market_data"], "news",
+                        ctx)
+    assert len([k for k in body["data"] if k.startswith("news")]) == 6
+    starts = sorted(r.at for r in server.requests_for("/news"))
+    # at most two requests start within any window shorter than one response delay
+    assert all(sum(1 for s in starts if t <= s < t + 0.12) <= 2 for t in starts)
+
+
+async def test_read_filings_returns_sections_with_their_filing(settings: Settings) -> None:
+    model = ScriptedModel([("read_10k_items", {"ticker": "AAPL", "items": ["Item-1A"]}),
+                           ("read_8k", {"ticker": "AAPL", "items": ["2.02"]})])
+    ctx, _ = context(settings, model)
+    out, body = await run(tools(settings)["read_filings"], "Apple risks and last earnings", ctx)
+    risks = body["data"]["10-K[AAPL, Item-1A]"]["data"]
+    assert "## Item-1A - Risk Factors" in risks
+    assert "accession_number: 0000320193-24-000123" in risks
+    assert "Macroeconomic and Industry Risks" in risks
+    eight_k = body["data"]["8-K[AAPL, 2.02]"]["data"]
+    assert "Quarterly revenue of $94.9 billion" in eight_k
+    assert any(u.endswith("aapl-20240928.htm") for u in out.source_urls)
+
+
+async def test_read_filings_picks_an_older_10k_by_fiscal_year(settings: Settings) -> None:
+    model = ScriptedModel([("read_10k_items", {"ticker": "AAPL", "items": ["Item-1"],
+                                               "fiscal_year": 2019})])
+    ctx, _ = context(settings, model)
+    _out, body = await run(tools(settings)["read_filings"], "Apple 2019 business", ctx)
+    assert "No 10-K for AAPL matching period 2019" in body["data"]["_errors"][0]["error"]
+
+
+async def test_stock_screener_on_edgar_frames(settings: Settings) -> None:
+    model = ScriptedModel([("screen_stocks", {
+        "filters": [{"field": "revenue", "operator": "gt", "value": 100000000000},
+                    {"field": "net_margin", "operator": "gt", "value": 0.1}],
+        "period": "CY2023"})])
+    ctx, _ = context(settings, model)
+    _out, body = await run(tools(settings)["stock_screener"], "big profitable companies", ctx)
+    screen = body["data"]["screen"]
+    assert screen["source"] == "SEC EDGAR (XBRL frames)"
+    assert "| AAPL | Apple Inc." in screen["data"]
+    assert "MSFT" in screen["data"] and "TSLA" not in screen["data"]
+    assert "net_margin" in model.requests[0].system
+
+
+async def test_stock_screener_rejects_an_unknown_tool_name(settings: Settings) -> None:
+    model = ScriptedModel([("run_screen", {"filters": []})])
+    ctx, _ = context(settings, model)
+    with pytest.raises(ToolFailure, match="unknown tool\\(s\\): run_screen"):
+        await run(tools(settings)["stock_screener"], "cheap stocks", ctx)
+
+
+async def test_no_model_is_a_clear_failure(settings: Settings) -> None:
+    ctx = ToolContext(settings=settings, cwd=Path.cwd(), home=settings.home_path)
+    with pytest.raises(ToolFailure, match="need a model"):
+        await run(tools(settings)["get_financials"], "Apple", ctx)
+
+
+async def test_routing_through_the_real_openai_adapter_and_fake_llm(
+        settings: Settings, fake_llm: FakeLLM) -> None:
+    from dexter.providers.openai_chat import OpenAIChatModel
+
+    fake_llm.enqueue(Reply(tool_calls=[
+        ToolCallSpec("get_stock_quote", {"ticker": "AAPL"}),
+        ToolCallSpec("get_cash_flow_statements", {"ticker": "AAPL", "period": "annual",
+                                                  "limit": 1})]))
+    model = OpenAIChatModel(model="gpt-test", api_key="sk-test-openai",
+                            base_url=fake_llm.openai_base_url)
+    ctx, _ = context(settings, model)
+    try:
+        _out, body = await run(tools(settings)["get_financials"], "Apple free cash flow", ctx)
+    finally:
+        await model.aclose()
+    assert body["data"]["_errors"][0]["error"].startswith("Unknown sub-tool 'get_stock_quote'")
+    fcf = body["data"]["cash_flow_statements[AAPL, annual]"]["data"]
+    assert "| free_cash_flow | 108,807,000,000 |" in fcf
+    sent = fake_llm.requests_for("openai")[-1].body
+    assert {t["function"]["name"] for t in sent["tools"]} >= {"get_income_statements",
+                                                               "get_company_facts"}
+    assert "get_key_ratios" not in {t["function"]["name"] for t in sent["tools"]}
+    fake_llm.assert_no_violations()
