@@ -313,3 +313,25 @@ async def test_routing_through_the_real_openai_adapter_and_fake_llm(
                                                                "get_company_facts"}
     assert "get_key_ratios" not in {t["function"]["name"] for t in sent["tools"]}
     fake_llm.assert_no_violations()
+
+
+def test_fakedata_harness_mode_serves_the_bundled_fixtures(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+    import urllib.request
+
+    port_file = tmp_path / "port"
+    proc = subprocess.Popen([sys.executable, "-m", "dexter.testing.fakedata", "--port-file",
+                             str(port_file)], stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 10
+        while not port_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        url = f"http://127.0.0.1:{port_file.read_text()}/files/company_tickers.json"
+        request = urllib.request.Request(url, headers={"User-Agent": "t t@example.com"})
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        with opener.open(request, timeout=5) as reply:
+            assert json.load(reply)["0"]["ticker"] == "AAPL"
+    finally:
+        proc.terminate()
+        assert proc.wait(timeout=5) == 0
