@@ -188,14 +188,12 @@ async def execute(planned: list[_Planned], sources: SourceSet, ctx: ToolContext,
                       is_error=not any(o.result for o in outcomes))
 
 
-class RoutedFinanceTool(Tool[QueryArgs]):
-    """Base of ``get_financials``, ``get_market_data`` and ``read_filings``."""
+class FinanceTool(Tool[QueryArgs]):
+    """Common base of the finance tools: a plain-language query, read-only, re-fetchable."""
 
     params = QueryArgs
     concurrency_safe = True
     compactable = True
-    subtools: tuple[SubTool, ...] = ()
-    progress_text = "Routing the query..."
 
     def __init__(self, settings: Settings, *, config: RouterConfig | None = None,
                  source_options: SourceOptions | None = None,
@@ -205,13 +203,20 @@ class RoutedFinanceTool(Tool[QueryArgs]):
         self.source_options = source_options or SourceOptions()
         self.env = env
 
+    def _today(self) -> dt.date:
+        return self.source_options.today or dt.date.today()
+
+
+class RoutedFinanceTool(FinanceTool):
+    """Base of ``get_financials``, ``get_market_data`` and ``read_filings``."""
+
+    subtools: tuple[SubTool, ...] = ()
+    progress_text = "Routing the query..."
+
     def router_prompt(self, offered: Sequence[SubTool], missing: Sequence[SubTool],
                       today: dt.date) -> str:
         """The routing system prompt."""
         raise NotImplementedError
-
-    def _today(self) -> dt.date:
-        return self.source_options.today or dt.date.today()
 
     async def run(self, args: QueryArgs, ctx: ToolContext) -> ToolOutput:
         """Route the query, run the chosen sub-tools, return merged results."""

@@ -14,15 +14,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from dexter.config import Settings
 from dexter.data.base import Capability, DataError, DataSource, ScreenFilter
 from dexter.messages import UserMessage
 from dexter.providers.base import ModelRequest, ToolSpec
 from dexter.providers.errors import ProviderError
-from dexter.tools.base import Tool, ToolContext, ToolFailure, ToolOutput, format_result
+from dexter.tools.base import ToolContext, ToolFailure, ToolOutput, format_result
 from dexter.tools.finance.formatting import render_result
-from dexter.tools.finance.router import QueryArgs, RouterConfig, routing_model, today_line
-from dexter.tools.finance.sources import SourceOptions, build_sources
+from dexter.tools.finance.router import FinanceTool, QueryArgs, routing_model, today_line
+from dexter.tools.finance.sources import build_sources
 
 CATALOG_CHARS = 8_000
 
@@ -46,7 +45,7 @@ def _spec() -> ToolSpec:
     return ToolSpec("screen_stocks", "Run the stock screen with these filters.", schema)
 
 
-class StockScreener(Tool[QueryArgs]):
+class StockScreener(FinanceTool):
     """Translate a plain-language screen into filters and run it."""
 
     name = "stock_screener"
@@ -56,17 +55,6 @@ class StockScreener(Tool[QueryArgs]):
         "SEC figures (revenue, income, assets, debt, cash flow, margins) for one calendar "
         "period; sector and valuation screens need the key."
     )
-    params = QueryArgs
-    concurrency_safe = True
-    compactable = True
-
-    def __init__(self, settings: Settings, *, config: RouterConfig | None = None,
-                 source_options: SourceOptions | None = None,
-                 env: dict[str, str] | None = None) -> None:
-        self.settings = settings
-        self.config = config or RouterConfig()
-        self.source_options = source_options or SourceOptions()
-        self.env = env
 
     def _prompt(self, source: DataSource, catalog: Any, today: dt.date) -> str:
         text = json.dumps(catalog, ensure_ascii=False, default=str)[:CATALOG_CHARS]
@@ -127,7 +115,7 @@ Rules:
     async def _filters(self, query: str, source: DataSource, catalog: Any,
                        ctx: ToolContext) -> ScreenArgs:
         model = routing_model(ctx)
-        today = self.source_options.today or dt.date.today()
+        today = self._today()
         request = ModelRequest(system=self._prompt(source, catalog, today),
                                messages=(UserMessage(query),), tools=(_spec(),),
                                max_tokens=self.config.router_max_tokens)
