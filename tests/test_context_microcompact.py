@@ -13,8 +13,8 @@ from dexter.context.microcompact import (
 )
 from dexter.context.results import persist_result
 from dexter.context.tokens import estimate_text_tokens
-from dexter.messages import Message, ToolResultMessage
-from tests.context_builders import head, results_of, rounds, tool_round
+from dexter.messages import AssistantMessage, Message, ToolResultMessage
+from tests.context_builders import call, head, results_of, rounds, tool_round
 
 CFG = ContextSettings()
 
@@ -80,6 +80,23 @@ def test_already_cleared_results_do_not_count_again() -> None:
     again, report = microcompact(out, CFG)
     assert again is out
     assert report is None
+
+
+def test_results_the_model_has_not_seen_yet_are_never_cleared() -> None:
+    # One round of six parallel calls after four older results: the count trigger fires
+    # (10 > 8), but the six new results are the latest round, so only the old ones go.
+    calls = tuple(call(f"n{k}") for k in range(6))
+    latest = [AssistantMessage(tool_calls=calls),
+              *(ToolResultMessage(c.id, c.name, f"fresh {k}") for k, c in enumerate(calls))]
+    out, report = microcompact(head() + rounds(4) + latest, CFG)
+    assert report is not None and report.trigger == "count"
+    assert report.tool_call_ids == ("c1", "c2", "c3", "c4")
+    assert [r.content for r in results_of(out)[4:]] == [f"fresh {k}" for k in range(6)]
+
+    seen_round = [*latest, AssistantMessage(text="thinking it over")]
+    out, report = microcompact(head() + rounds(4) + seen_round, CFG)
+    assert report is not None and report.cleared == 6
+    assert _cleared(out)[-2:] == ["n0", "n1"]
 
 
 def test_placeholder_keeps_pairing_and_carries_a_retrieval_clue() -> None:

@@ -63,7 +63,9 @@ def microcompact(
 
     Count trigger: more than ``microcompact_count_trigger`` candidates. Otherwise the token
     trigger: their estimated tokens together above ``microcompact_token_trigger``. Either
-    way all but the ``microcompact_keep_recent`` newest candidates are cleared. Returns the
+    way all but the ``microcompact_keep_recent`` newest candidates are cleared, except the
+    results of the latest round: the model has not seen them yet, so a round with more
+    results than ``microcompact_keep_recent`` keeps them all until the next turn. Returns the
     same list and None when nothing changes (or when ``cfg.enabled`` is false).
     """
     if not cfg.enabled:
@@ -85,7 +87,10 @@ def microcompact(
         if tokens <= cfg.microcompact_token_trigger:
             return messages, None
         trigger = "tokens"
-    to_clear = candidates[: len(candidates) - keep]
+    unseen_from = _latest_round_start(messages)
+    to_clear = [(i, m) for i, m in candidates[: len(candidates) - keep] if i < unseen_from]
+    if not to_clear:
+        return messages, None
     calls = _calls_by_id(messages)
     out = list(messages)
     saved = 0
@@ -135,6 +140,14 @@ def _quote(value: str, *, always: bool = False) -> str:
     if always or any(c.isspace() or c in "\"'" for c in value):
         return json.dumps(value, ensure_ascii=False)
     return value
+
+
+def _latest_round_start(messages: list[Message]) -> int:
+    """Index after the last assistant message: results from there on are not seen yet."""
+    for i in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[i], AssistantMessage):
+            return i + 1
+    return 0
 
 
 def _calls_by_id(messages: list[Message]) -> dict[str, ToolCall]:
