@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import socket
 import time
+from typing import Any
 
 import pytest
 
@@ -110,3 +111,30 @@ def test_exact_count_is_none_when_the_tokenizer_is_unavailable(
     monkeypatch.setattr("tiktoken.get_encoding", lambda _name: (_ for _ in ()).throw(ValueError()))
     assert count_tokens_exact("hello") is None
     tokens._offline_encoding.cache_clear()
+
+
+def test_message_token_cache_equals_the_estimator_and_estimates_only_new_messages(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    view: list[Message] = [
+        UserMessage("What was NVDA's revenue growth?"),
+        AssistantMessage(text="Checking.", tool_calls=(ToolCall("c1", "get_financials",
+                                                                {"ticker": "NVDA"}),)),
+        UserMessage("中文字符 and 60,922 million " * 50, kind="note"),
+    ]
+    cache = tokens.MessageTokenCache()
+    assert cache.estimate(view, "You are dexter.") == estimate_message_tokens(view, "You are dexter.")
+
+    estimated: list[int] = []
+    real = tokens.estimate_message_tokens
+
+    def counting(messages: Any, system: str = "") -> int:
+        estimated.append(len(list(messages)))
+        return real(messages, system)
+
+    monkeypatch.setattr(tokens, "estimate_message_tokens", counting)
+    grown = [*view[:2], UserMessage("replaced note", kind="note"), UserMessage("queued")]
+    assert cache.estimate(grown) == real(grown)
+    assert estimated == [1, 1]  # only the two messages the previous view did not hold
+    assert cache.estimate(grown) == real(grown)
+    assert estimated == [1, 1]

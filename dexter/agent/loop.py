@@ -22,7 +22,7 @@ from dexter.context import compaction, flush, overflow, repair, results, thinkin
 from dexter.context import microcompact as micro
 from dexter.context.limits import context_threshold, tokens_in_use
 from dexter.context.tokens import (
-    estimate_message_tokens,
+    MessageTokenCache,
     estimate_text_tokens,
     estimate_tool_specs_tokens,
 )
@@ -111,6 +111,7 @@ class Agent:
         )
         self.threshold = context_threshold(setup.context_window, self.settings.context)
         self._specs_tokens = estimate_tool_specs_tokens(self._tool_specs)
+        self._token_cache = MessageTokenCache()
 
     async def run(self, query: str) -> AsyncIterator[Event]:
         """Answer one query, yielding every step as an event; the last one is ``Done``."""
@@ -311,6 +312,7 @@ class Agent:
             extra_tokens=self._specs_tokens,
             compaction_model=setup.fast_model.model,
             trace=setup.trace,
+            estimate_view=self._token_cache.estimate,
         ):
             if isinstance(item, threshold.ThresholdOutcome):
                 outcome = item
@@ -324,7 +326,7 @@ class Agent:
                 state.reported_basis = None
 
     def _estimate(self) -> int:
-        return estimate_message_tokens(self.messages) + self._specs_tokens
+        return self._token_cache.estimate(self.messages) + self._specs_tokens
 
     def context_tokens(self, state: RunState | None = None) -> int:
         """Tokens the next request will hold: the provider's count when known, else the estimate."""

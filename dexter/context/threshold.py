@@ -95,6 +95,7 @@ async def manage_context_threshold(
     extra_tokens: int = 0,
     compaction_model: str = "",
     trace: TraceFn | None = None,
+    estimate_view: Callable[[list[Message], str], int] = estimate_message_tokens,
 ) -> AsyncIterator[ThresholdItem]:
     """Bring the view under the threshold; yields events, then one ``ThresholdOutcome``.
 
@@ -115,12 +116,13 @@ async def manage_context_threshold(
        the threshold, fewer rounds are kept, down to one (one ``ContextCleared`` event).
 
     After a step that changed the view, its estimate replaces the provider's (stale) count.
+    ``estimate_view(messages, system)`` estimates a view (the loop passes its cache).
     """
     threshold = context_threshold(window, cfg)
     fixed = extra_tokens
 
     def estimate(view: list[Message]) -> int:
-        return estimate_message_tokens(view, system) + fixed
+        return estimate_view(view, system) + fixed
 
     used, source = tokens_in_use(last_reported_input, estimate(messages), reported_basis)
     usage = Usage()

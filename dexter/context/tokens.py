@@ -90,6 +90,35 @@ def estimate_message_tokens(messages: Iterable[Message], system: str = "") -> in
     return total
 
 
+class MessageTokenCache:
+    """``estimate_message_tokens`` for a view that changes a little from call to call.
+
+    Messages are immutable, so a message's estimate never changes: it is remembered by
+    object identity (the entry holds the message, so its id cannot be reused while
+    cached) and only messages not in the previous call's view are estimated. The loop
+    estimates the whole view several times per turn; at 500 messages this turns about a
+    millisecond per estimate into a dictionary pass. Results equal
+    ``estimate_message_tokens`` exactly.
+    """
+
+    def __init__(self) -> None:
+        self._known: dict[int, tuple[Message, int]] = {}
+
+    def estimate(self, messages: Iterable[Message], system: str = "") -> int:
+        """Estimated tokens of ``system`` plus ``messages``, as ``estimate_message_tokens``."""
+        total = estimate_text_tokens(system) + (MESSAGE_OVERHEAD_TOKENS if system else 0)
+        known = self._known
+        current: dict[int, tuple[Message, int]] = {}
+        for message in messages:
+            entry = known.get(id(message))
+            if entry is None or entry[0] is not message:
+                entry = (message, estimate_message_tokens((message,)))
+            current[id(message)] = entry
+            total += entry[1]
+        self._known = current
+        return total
+
+
 def estimate_tool_specs_tokens(tools: Iterable[ToolSpec]) -> int:
     """Estimated tokens the tool definitions add to every request that binds them."""
     return sum(
