@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fixtures.web.fake_http import FakeHTTP, make_pdf, serving
 
 from dexter.config import Settings
 from dexter.messages import AssistantMessage, UserMessage
@@ -17,6 +16,7 @@ from dexter.providers.errors import ProviderError
 from dexter.tools import web_fetch
 from dexter.tools.base import ToolContext, ToolFailure, ToolOutput
 from dexter.tools.web_fetch import MAX_PAGE_CHARS, WebFetchTool, clear_memory_cache, wants_raw
+from tests.fixtures.web.fake_http import FakeHTTP, make_pdf, serving
 
 ARTICLE = (Path(__file__).parent / "fixtures" / "web" / "article.html").read_bytes()
 

@@ -7,12 +7,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fixtures.web.fake_http import FakeHTTP, serving
 
 from dexter.config import Settings
 from dexter.tools import web_search
 from dexter.tools.base import ToolContext, ToolFailure, ToolOutput
 from dexter.tools.web_search import KEYLESS_LABEL, WebSearchTool
+from tests.fixtures.web.fake_http import FakeHTTP, serving
 
 KEYS = {"exa": ("EXASEARCH_API_KEY", "EXA_BASE_URL", "exa-key-123"),
         "perplexity": ("PERPLEXITY_API_KEY", "PERPLEXITY_BASE_URL", "pplx-key-456"),

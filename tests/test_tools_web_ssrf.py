@@ -8,13 +8,13 @@ from typing import Any
 
 import httpx
 import pytest
-from fixtures.web.fake_http import serving
 
 from dexter.config import Settings
 from dexter.tools import web_fetch
 from dexter.tools.base import ToolContext, ToolFailure
 from dexter.tools.net import BlockedURLError, check_url, parse_ip_literal, pinned_request
 from dexter.tools.web_fetch import WebFetchTool, clear_memory_cache
+from tests.fixtures.web.fake_http import serving
 
 
 @pytest.fixture(autouse=True)
