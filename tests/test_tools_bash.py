@@ -1,0 +1,136 @@
+"""bash: output capture, caps, timeout and cancellation kill the whole process group."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dexter.config import Settings
+from dexter.tools.base import ToolContext, ToolFailure
+from dexter.tools.bash import MAX_STREAM_BYTES, BashTool, run_command, shell_tools
+
+
+def alive(pid: int) -> bool:
+    """True while the process exists and is not a zombie."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return False
+    return state not in {"Z", "X"}
+
+
+async def gone(pid: int, within: float = 3.0) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if not alive(pid):
+            return True
+        await asyncio.sleep(0.05)
+    return False
+
+
+async def wait_for_file(path: Path, within: float = 3.0) -> int:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if path.exists() and path.read_text().strip():
+            return int(path.read_text())
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"{path} never appeared")
+
+
+@pytest.fixture
+def ctx(tmp_path: Path) -> ToolContext:
+    return ToolContext(settings=Settings(), cwd=tmp_path, home=tmp_path / ".dexter")
+
+
+async def bash(ctx: ToolContext, **arguments: Any) -> str:
+    tool = BashTool()
+    result = await tool.run(tool.parse_args(arguments), ctx)
+    assert isinstance(result, str)
+    return result
+
+
+async def test_captures_stdout_stderr_and_exit_code(ctx: ToolContext) -> None:
+    out = await bash(ctx, command="echo out; echo err 1>&2; exit 3")
+    lines = out.splitlines()
+    assert lines[0] == "$ echo out; echo err 1>&2; exit 3"
+    assert lines[1].startswith("Exit code: 3 (")
+    assert lines[2:] == ["--- stdout ---", "out", "--- stderr ---", "err"]
+
+
+async def test_runs_in_the_working_directory(ctx: ToolContext, tmp_path: Path) -> None:
+    assert f"--- stdout ---\n{tmp_path}" in await bash(ctx, command="pwd")
+
+
+async def test_no_output_and_signals_are_reported(ctx: ToolContext) -> None:
+    assert (await bash(ctx, command="true")).endswith("(no output)")
+    assert "Killed by signal 9." in await bash(ctx, command="kill -9 $$")
+
+
+@pytest.mark.parametrize(("size", "dropped"), [(MAX_STREAM_BYTES, 0), (MAX_STREAM_BYTES + 1, 1),
+                                               (5_000_000, 5_000_000 - MAX_STREAM_BYTES)])
+async def test_each_stream_is_capped(ctx: ToolContext, size: int, dropped: int) -> None:
+    out = await bash(ctx, command=f"head -c {size} /dev/zero | tr '\\0' a; "
+                                  f"head -c {size} /dev/zero | tr '\\0' b 1>&2")
+    stdout = out.split("--- stdout ---\n", 1)[1].split("\n--- stderr ---\n", 1)[0]
+    stderr = out.split("\n--- stderr ---\n", 1)[1]
+    assert stdout.split("\n")[0] == "a" * min(size, MAX_STREAM_BYTES)
+    assert stderr.split("\n")[0] == "b" * min(size, MAX_STREAM_BYTES)
+    note = f"{dropped:,} more bytes were dropped"
+    assert (f"[stdout: {note}" in stdout and f"[stderr: {note}" in stderr) is bool(dropped)
+
+
+async def test_secret_environment_variables_are_not_passed(ctx: ToolContext, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-live-123")
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp-456")
+    monkeypatch.setenv("DB_PASSWORD", "hunter2")
+    monkeypatch.setenv("HARMLESS_SETTING", "visible")
+    out = await bash(ctx, command="env")
+    assert "HARMLESS_SETTING=visible" in out
+    for secret in ("sk-live-123", "ghp-456", "hunter2"):
+        assert secret not in out
+
+
+async def test_timeout_kills_the_whole_group(ctx: ToolContext, tmp_path: Path) -> None:
+    started = time.monotonic()
+    out = await bash(ctx, command="sleep 30 & echo $! > child.pid; sleep 30", timeout=1)
+    assert time.monotonic() - started < 6
+    assert "Timed out after 1 s" in out
+    child = int((tmp_path / "child.pid").read_text())
+    assert await gone(child)
+
+
+async def test_cancellation_kills_the_whole_group(tmp_path: Path) -> None:
+    task = asyncio.create_task(run_command("sleep 30 & echo $! > child.pid; wait", tmp_path, 60))
+    child = await wait_for_file(tmp_path / "child.pid")
+    assert alive(child)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert await gone(child)
+
+
+async def test_background_processes_do_not_outlive_the_call(ctx: ToolContext, tmp_path: Path) -> None:
+    out = await bash(ctx, command="sleep 30 > /dev/null 2>&1 & echo $! > child.pid; echo started")
+    assert "Exit code: 0" in out and "started" in out
+    assert await gone(int((tmp_path / "child.pid").read_text()))
+
+
+async def test_timeout_bounds_and_default(ctx: ToolContext) -> None:
+    tool = BashTool()
+    with pytest.raises(ToolFailure, match="timeout"):
+        tool.parse_args({"command": "ls", "timeout": 601})
+    with pytest.raises(ToolFailure, match="command"):
+        tool.parse_args({"command": ""})
+    ctx.settings.tools.bash_timeout = 1
+    assert "Timed out after 1 s" in await bash(ctx, command="sleep 5")
+
+
+def test_shell_tools_flags() -> None:
+    bash_tool, ask = shell_tools()
+    assert (bash_tool.name, bash_tool.needs_approval, bash_tool.concurrency_safe, bash_tool.compactable) == \
+        ("bash", True, False, False)
+    assert (ask.name, ask.needs_approval, ask.concurrency_safe) == ("ask_user_question", False, False)
