@@ -170,9 +170,15 @@ class LiveRenderer:
         refresh_per_second: float = 12.0,
         clock: Callable[[], float] = time.monotonic,
         rng: random.Random | None = None,
+        live: bool = True,
+        stats: Callable[[Done], str] = stats_line,
     ) -> None:
+        """``live=False``: never start a rich ``Live``; the host draws ``live_region()`` itself
+        (the REPL shows it inside prompt-toolkit's layout). ``stats`` makes the closing line."""
         self._console = console
         self._refresh = refresh_per_second
+        self._use_live = live
+        self._stats = stats
         self._clock = clock
         self._rng = rng or random.Random()
         self._lock = threading.RLock()
@@ -227,8 +233,13 @@ class LiveRenderer:
         """The live region as it would be drawn now (running tool rows and working line)."""
         return Group(*self._live_renderables())
 
+    @property
+    def running(self) -> bool:
+        """Whether a run is in progress (its working line is part of the live region)."""
+        return self._running
+
     def _start_live(self) -> None:
-        if self._live is not None:
+        if self._live is not None or not self._use_live:
             return
         live = Live(
             _LiveView(self._live_renderables),
@@ -412,7 +423,7 @@ class LiveRenderer:
             style = WARNING if done.status == "interrupted" else ERROR
             message = done.answer.strip() or "the run did not finish"
             self._print(Text(f"{status_label(done)}: {message}", style=style))
-        self._print(Text(), Text(stats_line(done), style=MUTED))
+        self._print(Text(), Text(self._stats(done), style=MUTED))
 
     def close(self) -> None:
         """Stop the live region, printing any rows still running as interrupted."""

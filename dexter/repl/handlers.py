@@ -1,0 +1,419 @@
+"""The slash commands' handlers. Each takes the ``Repl`` and the text after the command."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+from typing import TYPE_CHECKING
+
+from rich.table import Table
+from rich.text import Text
+
+from dexter.config import ConfigError
+from dexter.context import compaction
+from dexter.context.tokens import estimate_message_tokens
+from dexter.providers.registry import (
+    PROVIDERS,
+    ProviderInfo,
+    api_key_for,
+    model_rows,
+    provider_info,
+    resolve_model,
+)
+from dexter.repl.commands import Command, CommandRegistry
+from dexter.repl.context_report import context_report
+from dexter.repl.cost import model_price
+from dexter.repl.dialogs import Option, SelectDialog
+from dexter.repl.settings_store import (
+    MODEL_KEY,
+    SEARCH_KEY,
+    SettingsStoreError,
+    save_setting,
+    settings_file,
+)
+from dexter.repl.view import (
+    MUTED,
+    PRIMARY,
+    context_view,
+    cost_view,
+    help_view,
+    history_view,
+)
+
+if TYPE_CHECKING:
+    from dexter.repl.app import Repl
+
+SEARCH_PROVIDERS: tuple[tuple[str, str, str], ...] = (
+    ("exa", "Exa", "EXASEARCH_API_KEY"),
+    ("perplexity", "Perplexity", "PERPLEXITY_API_KEY"),
+    ("tavily", "Tavily", "TAVILY_API_KEY"),
+    ("langsearch", "LangSearch", "LANGSEARCH_API_KEY"),
+)
+RULES_FILE = "RULES.md"
+TYPE_MODEL = "\x00type"
+
+
+def _key_status(provider: ProviderInfo) -> str:
+    if provider.api_key_env is None:
+        return "no key needed"
+    return f"{provider.api_key_env} {'set' if api_key_for(provider) else 'missing'}"
+
+
+# -- /help /history /scratchpad /cost /context -----------------------------------------------
+
+
+async def help_command(repl: Repl, _arg: str) -> None:
+    """``/help``: commands and keys."""
+    repl.print(help_view(repl.registry))
+
+
+async def history_command(repl: Repl, _arg: str) -> None:
+    """``/history``: this session's questions and short answers."""
+    repl.print(history_view(repl.history.turns, repl.history.summary))
+
+
+async def scratchpad_command(repl: Repl, _arg: str) -> None:
+    """``/scratchpad``: the file of the current (or last) run."""
+    agent = repl.agent
+    pad = agent.scratchpad if agent is not None else None
+    if pad is None:
+        repl.note(f"No run yet. Each run's log is written to {repl.settings.scratchpad_path}.")
+        return
+    label = "This run's" if repl.busy else "The last run's"
+    repl.print(Text(f"{label} scratchpad: ", style=MUTED) + Text(str(pad.path)))
+    repl.note(f"Replay it with: dexter replay {pad.path}")
+
+
+async def cost_command(repl: Repl, _arg: str) -> None:
+    """``/cost``: session tokens and estimated cost."""
+    price = model_price(repl.settings.model, repl.settings)
+    repl.print(cost_view(repl.costs, repl.settings.model, price is not None))
+
+
+async def context_command(repl: Repl, _arg: str) -> None:
+    """``/context``: tokens in use, the threshold, what the next stage would do."""
+    agent = repl.agent
+    if agent is None:
+        repl.warn(repl.problem or "No model is ready. Pick one with /model.")
+        return
+    pad = agent.scratchpad
+    if repl.busy:
+        messages, source = list(agent.messages), "this run, estimated"
+        active = pad.active_tool_result_count() if pad is not None else 0
+    else:
+        messages, source = repl.next_request_view(), "next question's history, estimated"
+        active = 0
+    report = context_report(
+        messages, cfg=repl.settings.context, threshold=agent.threshold,
+        window=agent.setup.context_window, compactable=agent.compactable,
+        memory_on=agent.setup.memory_dir is not None, active_results=active,
+        extra_tokens=repl.tool_specs_tokens())
+    repl.print(context_view(report, model=repl.model_label(), source=source))
+
+
+# -- /clear /compact ----------------------------------------------------------------------------
+
+
+async def clear_command(repl: Repl, _arg: str) -> None:
+    """``/clear``: forget the conversation (the model's history too) and clear the screen."""
+    repl.history.clear()
+    repl.queue.clear()
+    agent = repl.agent
+    if agent is not None:
+        agent.messages = []
+        agent.setup.history = ()
+    repl.context_tokens = 0
+    if repl.fancy:
+        from prompt_toolkit.shortcuts import clear
+
+        clear()
+    repl.console.clear()
+    repl.note("Started a fresh conversation: earlier questions and answers are forgotten.")
+
+
+def _conversation_text(repl: Repl) -> str:
+    parts = []
+    if repl.history.summary:
+        parts.append("### Summary of earlier turns\n" + repl.history.summary)
+    for n, turn in enumerate(repl.history.turns, 1):
+        answer = turn.answer if turn.status == "ok" else f"({turn.status})"
+        parts.append(f"### Turn {n}\nQuestion: {turn.query}\nAnswer: {answer}")
+    agent = repl.agent
+    pad = agent.scratchpad if agent is not None else None
+    if pad is not None:
+        data = pad.tool_results_text()
+        if data.strip():
+            parts.append("### Data retrieved in the last run\n" + data)
+    return "\n\n".join(parts)
+
+
+async def compact_command(repl: Repl, _arg: str) -> None:
+    """``/compact``: summarize the conversation now; the summary replaces the history."""
+    agent = repl.agent
+    if agent is None:
+        repl.warn(repl.problem or "No model is ready. Pick one with /model.")
+        return
+    if not repl.history.turns:
+        repl.note("Nothing to compact yet.")
+        return
+    before = estimate_message_tokens(repl.history.messages())
+    repl.note(f"Compacting the conversation with {agent.setup.fast_model.model}…")
+    try:
+        result = await compaction.compact(
+            agent.setup.fast_model, "Continue this research conversation with the user.",
+            _conversation_text(repl), fast_window=agent.setup.fast_context_window)
+    except compaction.CompactionError as exc:
+        repl.error(f"Compaction failed, the history is unchanged: {exc}")
+        return
+    repl.history.replace_with_summary(result.summary)
+    agent.messages = []
+    after = estimate_message_tokens(repl.history.messages())
+    repl.costs.add(agent.setup.fast_model.model, result.usage.to_dict(),
+                   model_price(agent.setup.fast_model.model, repl.settings))
+    repl.context_tokens = repl.estimate_next_request()
+    repl.print(Text("⏺ ", style=PRIMARY) + Text(
+        f"Conversation compacted: ~{before:,} → ~{after:,} tokens of history"))
+
+
+# -- /model /models /search -----------------------------------------------------------------
+
+
+async def switch_model(repl: Repl, name: str) -> bool:
+    """Use model ``name`` from now on and save it for the next sessions."""
+    try:
+        resolved = resolve_model(name, repl.settings)
+    except ConfigError as exc:
+        repl.error(str(exc))
+        return False
+    provider = resolved.provider
+    if provider.api_key_env and api_key_for(provider) is None:
+        repl.warn(f"Cannot use {provider.display_name} without an API key: set "
+                  f"{provider.api_key_env} in .env (or export it) and restart. Model unchanged.")
+        return False
+    previous = repl.settings.model
+    repl.settings.model = resolved.name
+    if not await repl.rebuild():
+        repl.settings.model = previous
+        await repl.rebuild()
+        repl.warn(repl.problem or f"Could not switch to {resolved.name}. Model unchanged.")
+        return False
+    try:
+        save_setting(settings_file(repl.settings), MODEL_KEY, resolved.name)
+        saved = "saved for next sessions"
+    except SettingsStoreError as exc:
+        saved = f"not saved: {exc}"
+    repl.context_tokens = repl.estimate_next_request()
+    repl.print(Text("Model: ", style=MUTED) + Text(resolved.display_name, style=f"bold {PRIMARY}")
+               + Text(f" ({resolved.name} · {provider.display_name}) · {saved}", style=MUTED))
+    return True
+
+
+def _provider_options(repl: Repl) -> list[Option[str]]:
+    options = []
+    for provider in PROVIDERS:
+        current = " ✓" if repl.settings.model and _current_provider(repl) == provider.id else ""
+        options.append(Option(f"{provider.display_name}{current}", provider.id,
+                              _key_status(provider)))
+    return options
+
+
+def _current_provider(repl: Repl) -> str:
+    try:
+        return resolve_model(repl.settings.model, repl.settings).provider.id
+    except ConfigError:
+        return ""
+
+
+def _model_options(provider: ProviderInfo) -> list[Option[str]]:
+    ids = [m.id for m in provider.models] or [provider.default_model]
+    options = []
+    for model_id in ids:
+        info = provider.find_model(model_id)
+        label = f"{info.display_name} ({model_id})" if info and info.display_name != model_id else model_id
+        name = model_id if provider.name_prefix or provider.id == "openai" else f"{provider.id}:{model_id}"
+        options.append(Option(label, name))
+    options.append(Option("Type a model name…", TYPE_MODEL))
+    return options
+
+
+async def model_command(repl: Repl, arg: str) -> None:
+    """``/model`` picks provider then model; ``/model NAME`` switches directly."""
+    if arg:
+        await switch_model(repl, arg)
+        return
+    pick_provider = SelectDialog(
+        [Text("Select provider", style="bold"),
+         Text("Applies to this session and the next ones.", style=MUTED)],
+        _provider_options(repl), escape_value=None)
+    await repl.show_dialog(pick_provider)
+    if not isinstance(pick_provider.result, str) or pick_provider.result == "abort":
+        repl.note("Model unchanged.")
+        return
+    provider = provider_info(pick_provider.result, repl.settings)
+    options = _model_options(provider)
+    pick_model = SelectDialog(
+        [Text(f"Select model for {provider.display_name}", style="bold"),
+         Text(_key_status(provider), style=MUTED)],
+        options, escape_value=None, text_option=len(options) - 1,
+        text_prompt=f"Model name on {provider.display_name} (enter to use it, esc to go back):")
+    await repl.show_dialog(pick_model)
+    choice = pick_model.result
+    if not isinstance(choice, str) or choice == "abort":
+        repl.note("Model unchanged.")
+        return
+    if choice not in {o.value for o in options} and ":" not in choice and not (
+            provider.name_prefix and choice.startswith(provider.name_prefix)):
+        choice = f"{provider.id}:{choice}" if provider.id != "openai" else choice
+    await switch_model(repl, choice)
+
+
+async def models_command(repl: Repl, _arg: str) -> None:
+    """``/models``: every known model, its window and whether its key is set."""
+    table = Table(show_edge=False, pad_edge=False)
+    for column, justify in (("Provider", "left"), ("Model", "left"), ("Context", "right"),
+                            ("Key", "left"), ("", "left")):
+        table.add_column(column, justify=justify)  # type: ignore[arg-type]
+    for row in model_rows(repl.settings):
+        table.add_row(*row)
+    repl.print(table)
+    repl.note(f"Current model: {repl.settings.model}. Switch with /model NAME.")
+
+
+async def search_command(repl: Repl, arg: str) -> None:
+    """``/search`` picks the preferred web search provider; ``/search NAME`` sets it."""
+    ids = [pid for pid, _name, _env in SEARCH_PROVIDERS]
+    choice: str | None = arg.strip().lower() or None
+    if choice is None:
+        current = repl.settings.tools.web_search_provider
+        options = [Option(f"{name}{' ✓' if pid == current else ''}", pid,
+                          f"{env} {'set' if os.environ.get(env) else 'missing'}")
+                   for pid, name, env in SEARCH_PROVIDERS]
+        dialog = SelectDialog(
+            [Text("Select web search provider", style="bold"),
+             Text("dexter tries it first and falls back to the others whose key is set.",
+                  style=MUTED)], options, escape_value=None)
+        await repl.show_dialog(dialog)
+        choice = dialog.result if isinstance(dialog.result, str) and dialog.result in ids else None
+        if choice is None:
+            repl.note("Search provider unchanged.")
+            return
+    if choice not in ids:
+        repl.error(f"Unknown search provider '{choice}'. Choose one of: {', '.join(ids)}.")
+        return
+    repl.settings.tools.web_search_provider = choice
+    await repl.rebuild()
+    try:
+        save_setting(settings_file(repl.settings), SEARCH_KEY, choice)
+        saved = "saved for next sessions"
+    except SettingsStoreError as exc:
+        saved = f"not saved: {exc}"
+    env = dict((pid, env) for pid, _n, env in SEARCH_PROVIDERS)[choice]
+    missing = "" if os.environ.get(env) else f" ({env} is not set, so it will be skipped)"
+    repl.print(Text("Web search: ", style=MUTED) + Text(choice, style=f"bold {PRIMARY}")
+               + Text(f" first · {saved}{missing}", style=MUTED))
+
+
+# -- /memory /rules /exit ---------------------------------------------------------------------
+
+
+async def memory_command(repl: Repl, arg: str) -> None:
+    """``/memory [search QUERY | show FILE | reindex]``: what dexter remembers."""
+    try:
+        from dexter.memory.cli import memory_slash
+        from dexter.memory.manager import MemoryManager
+    except ImportError:
+        repl.warn("Memory is not available in this build.")
+        return
+    manager = MemoryManager(repl.settings)
+    try:
+        await memory_slash(manager, repl.console, arg)
+    finally:
+        manager.close()
+
+
+async def rules_command(repl: Repl, arg: str) -> None:
+    """``/rules`` shows the research rules; ``/rules add TEXT`` appends; ``/rules edit``."""
+    path = repl.settings.home_path / RULES_FILE
+    verb, _, rest = arg.partition(" ")
+    verb = verb.lower()
+    if verb == "add":
+        text = " ".join(rest.split())
+        if not text:
+            repl.error("Give the rule: /rules add Always compare against the sector median")
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        existing = path.read_text(encoding="utf-8") if path.exists() else ""
+        glue = "" if not existing or existing.endswith("\n") else "\n"
+        path.write_text(f"{existing}{glue}- {text}\n", encoding="utf-8")
+        await repl.rebuild()
+        repl.note(f"Added to {path}; the model follows it from the next question.")
+        return
+    if verb == "edit":
+        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
+        if not editor:
+            repl.error(f"Set $EDITOR (e.g. export EDITOR=nano) or edit {path} yourself.")
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.touch(exist_ok=True)
+        from prompt_toolkit.application import run_in_terminal
+
+        await run_in_terminal(lambda: subprocess.call([*shlex.split(editor), str(path)]))
+        await repl.rebuild()
+        repl.note("Rules reloaded; the model follows them from the next question.")
+        return
+    if verb:
+        repl.error("Use /rules, /rules add TEXT or /rules edit.")
+        return
+    text = path.read_text(encoding="utf-8").strip() if path.exists() else ""
+    if not text:
+        repl.note(f"No research rules yet ({path}). Add one with /rules add TEXT, or /rules edit.")
+        return
+    repl.print(Text("Research rules ", style="bold") + Text(f"({path})", style=MUTED))
+    repl.console.print(text, markup=False, highlight=False)
+
+
+async def exit_command(repl: Repl, _arg: str) -> None:
+    """``/exit``: leave."""
+    repl.request_quit()
+
+
+# -- the registry --------------------------------------------------------------------------------
+
+
+def build_registry() -> CommandRegistry:
+    """Every slash command, in the order ``/help`` lists them."""
+    registry = CommandRegistry()
+    for command in (
+        Command("help", "Show commands and keys", help_command, read_only=True),
+        Command("model", "Switch provider and model (saved)", model_command, usage="[NAME]"),
+        Command("models", "List models, context windows and keys", models_command,
+                read_only=True),
+        Command("search", "Choose the preferred web search provider (saved)", search_command,
+                usage="[PROVIDER]"),
+        Command("clear", "Start a fresh conversation and clear the screen", clear_command),
+        Command("history", "Show this session's questions", history_command, read_only=True),
+        Command("context", "Show context use and what the next stage would do",
+                context_command, read_only=True),
+        Command("compact", "Summarize the conversation now to free context", compact_command),
+        Command("memory", "Show what dexter remembers", memory_command,
+                usage="[search QUERY | show FILE | reindex]",
+                arguments=("search", "show", "reindex")),
+        Command("rules", "Show or change your research rules", rules_command,
+                usage="[add TEXT | edit]", arguments=("add", "edit")),
+        Command("scratchpad", "Path of the current run's log file", scratchpad_command,
+                read_only=True),
+        Command("cost", "Session tokens and estimated cost", cost_command, read_only=True),
+        Command("exit", "Quit dexter", exit_command, read_only=True),
+    ):
+        registry.add(command)
+    return registry
+
+
+def argument_values(repl: Repl, command: str) -> list[str]:
+    """What completion offers after ``/command ``: model names, search providers."""
+    if command == "model":
+        return [row.model for row in model_rows(repl.settings)]
+    if command == "search":
+        return [pid for pid, _name, _env in SEARCH_PROVIDERS]
+    return []

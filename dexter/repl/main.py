@@ -1,0 +1,47 @@
+"""Start the interactive session: settings, the saved choices, then the right front-end."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from pathlib import Path
+
+from dexter.cli.common import EXIT_INTERRUPTED, EXIT_USAGE, CliError, print_error, settings_for
+from dexter.repl.settings_store import apply_saved_choices
+
+DUMB_TERMINALS = frozenset({"dumb", "unknown", "emacs"})
+
+
+def start(*, model: str | None, config: Path | None, no_memory: bool) -> int:
+    """Open the session; returns the exit code.
+
+    On a terminal: the prompt-toolkit REPL (plain lines on a dumb terminal). When stdin or
+    stdout is not a terminal: one question per input line, plain output.
+    """
+    from rich.console import Console
+
+    from dexter.repl.app import Repl
+
+    try:
+        settings = settings_for(config, model=model,
+                                **({"memory.enabled": False} if no_memory else {}))
+    except CliError as exc:
+        print_error(str(exc))
+        return EXIT_USAGE
+    apply_saved_choices(settings, model_flag=model)
+    try:
+        if not (sys.stdin.isatty() and sys.stdout.isatty()):
+            console = Console(force_terminal=False, color_system=None, highlight=False,
+                              soft_wrap=True)
+            repl = Repl(settings, console=console, fancy=False, color=False, interactive=False)
+            return asyncio.run(repl.run_lines(sys.stdin))
+        dumb = os.environ.get("TERM", "").lower() in DUMB_TERMINALS
+        color = not dumb and not os.environ.get("NO_COLOR")
+        console = Console(highlight=False, no_color=not color)
+        repl = Repl(settings, console=console, fancy=not dumb, color=color,
+                    use_patch_stdout=True)
+        return asyncio.run(repl.run())
+    except KeyboardInterrupt:
+        sys.stderr.write("\nInterrupted.\n")
+        return EXIT_INTERRUPTED
