@@ -184,7 +184,10 @@ class Agent:
                 async for event in self._manage_threshold(state, pad):
                     yield event
 
-            note = pad.usage_note()
+            # Right after a compaction the view must be the system prompt and the
+            # continuation message alone (design §4); the warnings stay pending until the
+            # next turn's note.
+            note = None if self._just_compacted() else pad.usage_note()
             if note:
                 self.messages.append(UserMessage(note, kind="note"))
             if self.setup.queue is not None:
@@ -324,6 +327,10 @@ class Agent:
                 self.messages = outcome.messages
                 state.last_input_tokens = None
                 state.reported_basis = None
+
+    def _just_compacted(self) -> bool:
+        last = self.messages[-1] if self.messages else None
+        return isinstance(last, UserMessage) and last.kind == "summary"
 
     def _estimate(self) -> int:
         return self._token_cache.estimate(self.messages) + self._specs_tokens
