@@ -1,0 +1,70 @@
+"""End to end: a write nobody approved is denied and the model reports it; the floor holds under --yes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from dexter.config import Settings
+from dexter.testing.fakellm import FakeLLM, Reply, ToolCallSpec
+from tests.cli_helpers import cli_env, run_cli
+
+pytestmark = pytest.mark.e2e
+
+
+def _registry_has_file_tools() -> bool:
+    try:
+        from dexter.tools.registry import build_tools
+
+        return {"write_file", "bash"} <= {tool.name for tool in build_tools(Settings())}
+    except ImportError:
+        return False
+
+
+@pytest.fixture
+def llm() -> Iterator[FakeLLM]:
+    if not _registry_has_file_tools():
+        pytest.skip("the tool registry does not offer write_file/bash yet")
+    with FakeLLM() as server:
+        yield server
+
+
+def test_denied_write_is_reported_and_the_run_goes_on(llm: FakeLLM, tmp_path: Path) -> None:
+    llm.enqueue(
+        Reply(tool_calls=[ToolCallSpec("write_file", {"path": "memo.md", "content": "# Memo\n"})]),
+        Reply(text="I could not save memo.md: writing files was not approved. Here is the memo: ..."),
+    )
+    result = run_cli(["ask", "--json", "Write a memo to memo.md"], cwd=tmp_path, env=cli_env(llm, tmp_path))
+    assert result.code == 0, result.stderr
+    assert not (tmp_path / "memo.md").exists()
+    denied = next(e for e in result.events if e["type"] == "tool_denied")
+    assert denied["tool"] == "write_file"
+    tool_message = next(m for m in llm.requests[-1].body["messages"] if m["role"] == "tool")
+    assert "Denied: The user did not approve this call." in tool_message["content"]
+    assert result.events[-1]["answer"].startswith("I could not save memo.md")
+
+
+def test_allow_lets_the_write_through(llm: FakeLLM, tmp_path: Path) -> None:
+    llm.enqueue(
+        Reply(tool_calls=[ToolCallSpec("write_file", {"path": "memo.md", "content": "# Memo\n"})]),
+        Reply(text="Saved memo.md."),
+    )
+    result = run_cli(["ask", "--json", "--allow", "write_file", "Write a memo"], cwd=tmp_path,
+                     env=cli_env(llm, tmp_path))
+    assert result.code == 0, result.stderr
+    assert (tmp_path / "memo.md").read_text() == "# Memo\n"
+
+
+def test_yes_does_not_lift_the_deny_floor(llm: FakeLLM, tmp_path: Path) -> None:
+    (tmp_path / ".env").write_text("OPENAI_API_KEY=sk-should-never-leak\n")
+    llm.enqueue(
+        Reply(tool_calls=[ToolCallSpec("bash", {"command": "cat .env"})]),
+        Reply(text="Reading .env is not allowed."),
+    )
+    result = run_cli(["ask", "--json", "--yes", "Show me .env"], cwd=tmp_path, env=cli_env(llm, tmp_path))
+    assert result.code == 0, result.stderr
+    assert "sk-should-never-leak" not in result.stdout
+    tool_message = next(m for m in llm.requests[-1].body["messages"] if m["role"] == "tool")
+    assert "safety floor" in tool_message["content"] and "sk-should-never-leak" not in tool_message["content"]
