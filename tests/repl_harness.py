@@ -124,6 +124,13 @@ class Driver:
             await asyncio.sleep(0.02)
         raise AssertionError(f"timed out waiting until {what}; screen so far:\n{self.text}")
 
+    async def ask(self, question: str, expect: str, timeout: float = 10.0) -> str:
+        """Type a question, wait for ``expect`` and for the run to end; returns the screen."""
+        self.line(question)
+        await self.wait_for(expect, timeout)
+        await self.wait_idle(timeout)
+        return self.text
+
     async def wait_dialog(self, count: int = 1, timeout: float = 10.0) -> None:
         """Until the ``count``-th dialog is on screen (and ready for keys)."""
         def shown() -> bool:

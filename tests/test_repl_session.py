@@ -128,9 +128,7 @@ async def test_interrupt_mid_stream_returns_the_prompt_and_the_next_question_wor
             d.type(key)
             await d.wait_for(INTERRUPTED_LINE, timeout=5)
             await d.wait_idle(timeout=2)
-            d.line("just the short version")
-            await d.wait_for("Here is the short version.")
-            await d.wait_idle()
+            await d.ask("just the short version", "Here is the short version.")
     finally:
         stall.gate.set()
     assert "This answer never finishes" not in d.text.split(INTERRUPTED_LINE)[1]
@@ -199,17 +197,11 @@ async def test_clear_really_clears_the_history_sent_to_the_model(
     fake_llm.enqueue(Reply(text="Apple makes iPhones."), Reply(text="Microsoft makes Windows."),
                      Reply(text="A fresh start."))
     async with running_repl(make_settings(tmp_path)) as d:
-        d.line("what does apple make")
-        await d.wait_for("Apple makes iPhones.")
-        await d.wait_idle()
-        d.line("and microsoft")
-        await d.wait_for("Microsoft makes Windows.")
-        await d.wait_idle()
+        await d.ask("what does apple make", "Apple makes iPhones.")
+        await d.ask("and microsoft", "Microsoft makes Windows.")
         d.line("/clear")
         await d.wait_for("Started a fresh conversation")
-        d.line("hello again")
-        await d.wait_for("A fresh start.")
-        await d.wait_idle()
+        await d.ask("hello again", "A fresh start.")
     second, third = request_texts(fake_llm)[1:]
     # multi-turn history: the second question carries the first turn
     assert "what does apple make" in second and "Apple makes iPhones." in second
@@ -238,6 +230,8 @@ async def test_answer_a_question_prompt_with_numbers_space_and_other(
         d.type("4")                # Other: opens the text field
         await asyncio.sleep(0.2)
         d.type("gross margin" + ENTER)
+        await asyncio.sleep(0.2)
+        d.type(ENTER)              # confirms the multi-select question
         await d.wait_for("Got your preferences.")
         await d.wait_idle()
     assert ask.replies == [{"answers": [
@@ -308,9 +302,7 @@ async def test_model_command_switches_saves_and_the_next_session_starts_with_it(
     async with running_repl(settings) as d:
         d.line("/model gpt-4.1-mini")
         await d.wait_for("saved for next sessions")
-        d.line("hi")
-        await d.wait_for("answer from mini")
-        await d.wait_idle()
+        await d.ask("hi", "answer from mini")
         d.line("/model nosuch:thing")
         await d.wait_for("Unknown provider 'nosuch'")
     assert fake_llm.requests_for("openai")[0].body["model"] == "gpt-4.1-mini"
@@ -351,14 +343,10 @@ async def test_compact_replaces_the_history_with_a_summary(
                                 "FY2025 revenue 130.5B.</summary>"),
                      Reply(text="Continuing."))
     async with running_repl(make_settings(tmp_path)) as d:
-        d.line("nvda revenue")
-        await d.wait_for("130.5B in FY2025.")
-        await d.wait_idle()
+        await d.ask("nvda revenue", "130.5B in FY2025.")
         d.line("/compact")
         await d.wait_for("Conversation compacted")
-        d.line("go on")
-        await d.wait_for("Continuing.")
-        await d.wait_idle()
+        await d.ask("go on", "Continuing.")
     last = user_contents(fake_llm, 2)
     assert last[0].startswith("Summary of the earlier conversation")
     assert "FY2025 revenue 130.5B" in last[0]
@@ -401,9 +389,7 @@ async def test_cost_and_history_after_runs(fake_llm: FakeLLM, tmp_path: Path) ->
 async def test_dumb_terminal_prints_plain_lines(fake_llm: FakeLLM, tmp_path: Path) -> None:
     fake_llm.enqueue(Reply(text="Plain answer.", tool_calls=[]))
     async with running_repl(make_settings(tmp_path), fancy=False) as d:
-        d.line("plain please")
-        await d.wait_for("Plain answer.")
-        await d.wait_idle()
+        await d.ask("plain please", "Plain answer.")
     assert "> Query: plain please" in d.text
     assert "✻" in d.text
 
@@ -413,7 +399,40 @@ async def test_tool_rows_and_calculator_round_trip(fake_llm: FakeLLM, tmp_path: 
                            tool_calls=[ToolCallSpec("calculator", {"expression": "6*7"})]),
                      Reply(text="It is 42."))
     async with running_repl(make_settings(tmp_path), tools=[CalculatorTool()]) as d:
-        d.line("six times seven")
-        await d.wait_for("It is 42.")
-        await d.wait_idle()
+        await d.ask("six times seven", "It is 42.")
     assert "Calculator" in d.text and "= 42" in d.text
+
+
+async def test_dumb_terminal_asks_for_approval_with_a_typed_number(
+        fake_llm: FakeLLM, tmp_path: Path) -> None:
+    note = WriteNoteTool()
+    fake_llm.enqueue(Reply(tool_calls=[ToolCallSpec("write_note", {"text": "a"})]),
+                     Reply(tool_calls=[ToolCallSpec("write_note", {"text": "b"})]),
+                     Reply(text="Both written."))
+    async with running_repl(make_settings(tmp_path), tools=[note], fancy=False) as d:
+        d.line("two notes")
+        await d.wait_for("Do you want to allow this?")
+        d.line("2")  # for this session: the second call is not asked
+        await d.wait_for("Both written.")
+        await d.wait_idle()
+    assert note.written == ["a", "b"]
+    assert d.text.count("Do you want to allow this?") == 1
+    assert "Permission required" in d.text and "4. No" in d.text
+
+
+async def test_search_models_and_memory_commands(fake_llm: FakeLLM, tmp_path: Path) -> None:
+    settings = make_settings(tmp_path)
+    async with running_repl(settings) as d:
+        d.line("/search tavily")
+        await d.wait_for("Web search: tavily first")
+        d.line("/search bing")
+        await d.wait_for("Unknown search provider 'bing'")
+        d.line("/models")
+        await d.wait_for("Current model: gpt-4.1")
+        d.line("/memory")
+        await d.wait_until(lambda: d.text.count("❯ /memory") == 1 and
+                           len(d.text.split("❯ /memory")[1].strip()) > 0, "/memory printed")
+    saved = json.loads((settings.home_path / "settings.json").read_text())
+    assert saved == {"web_search_provider": "tavily"}
+    assert settings.tools.web_search_provider == "tavily"
+    assert "claude-sonnet-4-6" in d.text and "ANTHROPIC_API_KEY set" in d.text

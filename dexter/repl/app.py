@@ -35,7 +35,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.application import get_app_or_none
@@ -330,7 +330,7 @@ class Repl:
         if self.fancy:
             return LiveRenderer(self.console, live=False,
                                 stats=lambda done: stats_with_cost(done, price))
-        return PlainRenderer(ConsoleStream(self.console))
+        return PlainRenderer(cast(IO[str], ConsoleStream(self.console)))
 
     async def _run_one(self, query: str) -> str:
         """One run, rendered. Returns its status (``interrupted`` when cancelled by the user)."""
@@ -457,10 +457,6 @@ class Repl:
                 self._close_dialog()
             raise
 
-    async def show_dialog(self, dialog: Dialog) -> None:
-        """Show a dialog from the input loop itself (slash commands)."""
-        await run_dialog(dialog, color=self.color)
-
     async def _next_dialog(self) -> None:
         dialog, future = self._dialogs.popleft()
         if not dialog.done:
@@ -473,11 +469,48 @@ class Repl:
 
             try:
                 with pause:
-                    await run_dialog(dialog, color=self.color, on_open=register)
+                    if self.fancy:
+                        await run_dialog(dialog, color=self.color, on_open=register)
+                    else:
+                        await self._line_dialog(dialog, register)
             finally:
                 self._close_dialog = None
         if not future.done():
             future.set_result(None)
+
+    async def show_dialog(self, dialog: Dialog) -> None:
+        """Show a dialog from the input loop itself (slash commands)."""
+        if self.fancy:
+            await run_dialog(dialog, color=self.color)
+        else:
+            await self._line_dialog(dialog, lambda _close: None)
+
+    async def _line_dialog(self, dialog: Dialog,
+                           register: Callable[[Callable[[], None]], None]) -> None:
+        """A dialog for dumb terminals: print it, read the choice as a line.
+
+        A number picks (several numbers toggle in a multi-select, then confirm), an empty
+        line confirms the highlighted option, ``esc`` or ``n`` cancels.
+        """
+        session: PromptSession[str] = PromptSession()
+
+        def close() -> None:
+            dialog.handle("abort")
+            if session.app.is_running and session.app.future is not None \
+                    and not session.app.future.done():
+                session.app.exit(result="")
+
+        register(close)
+        while not dialog.done:
+            self.print(dialog.render())
+            try:
+                answer = (await session.prompt_async("  › ")).strip()
+            except (EOFError, KeyboardInterrupt):
+                dialog.handle("abort")
+                break
+            if dialog.done:
+                break
+            _apply_line(dialog, answer)
 
     # -- the terminal front-end ----------------------------------------------------------------
 
@@ -749,6 +782,25 @@ class ConsoleStream(io.TextIOBase):
 
     def writable(self) -> bool:
         return True
+
+
+def _apply_line(dialog: Dialog, answer: str) -> None:
+    """Turn a typed line into dialog keys (see ``Repl._line_dialog``)."""
+    if dialog.text_mode:
+        dialog.handle("text-enter" if answer else "text-escape", answer)
+        return
+    if answer.lower() in ("esc", "n", "no", "q"):
+        dialog.handle("escape")
+        return
+    numbers = answer.replace(",", " ").split()
+    if numbers and all(n.isdigit() for n in numbers):
+        multi = bool(getattr(getattr(dialog, "current", None), "multi", False))
+        for number in numbers:
+            dialog.handle(number)
+        if multi and not dialog.done and not dialog.text_mode:
+            dialog.handle("enter")
+        return
+    dialog.handle("enter")
 
 
 @contextlib.contextmanager

@@ -300,9 +300,9 @@ class QuestionDialog:
         elif key == "text-enter" and text.strip():
             q.other_text = text.strip()
             self.text_mode = False
-            if not q.multi:
+            if not q.multi:  # multi-select: more may be toggled; enter confirms
                 q.picked.clear()
-            self._mark_answered(q)
+                self._mark_answered(q)
 
     def _toggle_or_pick(self, index: int) -> None:
         q = self.current

@@ -1,0 +1,118 @@
+"""End to end: the real ``dexter`` command, in a pseudo-terminal and with piped stdin."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pexpect
+import pytest
+
+from dexter.testing.fakellm import FakeLLM, Reply, Stall, ToolCallSpec
+from tests.cli_helpers import SECRET_OPENAI, cli_env, run_cli
+
+pytestmark = pytest.mark.e2e
+
+COLOUR = re.compile(r"\x1b\[(?:[0-9;]*;)?(?:3[0-7]|38;[25];|9[0-7])[;m]")
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeLLM]:
+    with FakeLLM() as server:
+        yield server
+
+
+def spawn(fake: FakeLLM, cwd: Path, **extra: str) -> pexpect.spawn:
+    env = cli_env(fake, cwd, TERM="xterm-256color", PROMPT_TOOLKIT_NO_CPR="1",
+                  DEXTER_MODEL="gpt-4.1", **extra)
+    if "NO_COLOR" not in extra:
+        env.pop("NO_COLOR")
+    return pexpect.spawn(sys.executable, ["-m", "dexter"], cwd=str(cwd), env=env,
+                         dimensions=(30, 100), encoding="utf-8", timeout=20)
+
+
+@pytest.mark.parametrize("no_color", [False, True], ids=["colour", "no-color"])
+def test_ask_see_the_answer_and_quit_in_a_terminal(fake: FakeLLM, tmp_path: Path,
+                                                   no_color: bool) -> None:
+    fake.enqueue(Reply(text="Checking.", tool_calls=[ToolCallSpec("calculator",
+                                                                  {"expression": "130.5-60.9"})]),
+                 Reply(text="Revenue grew by **69.6B** dollars."))
+    child = spawn(fake, tmp_path, **({"NO_COLOR": "1"} if no_color else {}))
+    screen = io.StringIO()
+    child.logfile_read = screen
+    try:
+        child.expect("dexter v")
+        child.expect("❯")
+        child.send("How much did revenue grow?\r")
+        child.expect("69.6B")
+        child.expect("✻")
+        child.expect("❯")
+        child.send("/exit\r")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert child.exitstatus == 0
+    output = screen.getvalue()
+    assert "Calculator" in output and "= 69.6" in output
+    assert bool(COLOUR.search(output)) is not no_color
+    assert SECRET_OPENAI not in output
+    turns = (tmp_path / ".dexter" / "history" / "sessions.jsonl").read_text().splitlines()
+    assert json.loads(turns[0]) | {"timestamp": ""} == {
+        "timestamp": "", "query": "How much did revenue grow?",
+        "answer": "Revenue grew by **69.6B** dollars."}
+    fake.assert_no_violations()
+
+
+def test_interrupt_then_ctrl_d_in_a_terminal(fake: FakeLLM, tmp_path: Path) -> None:
+    stall = Stall(after_chunks=2, reply=Reply(text="A very long report that never ends."))
+    fake.enqueue(stall, Reply(text="Short answer instead."))
+    child = spawn(fake, tmp_path)
+    try:
+        child.expect("❯")
+        child.send("write a long report\r")
+        assert stall.reached.wait(20)
+        child.send("\x1b")
+        child.expect("Interrupted · what should dexter do instead\\?")
+        child.send("short version\r")
+        child.expect("Short answer instead.")
+        child.expect("✻")
+        child.sendcontrol("d")
+        child.expect(pexpect.EOF)
+    finally:
+        stall.gate.set()
+        child.close(force=True)
+    assert child.exitstatus == 0
+
+
+def test_piped_stdin_answers_one_question_per_line(fake: FakeLLM, tmp_path: Path) -> None:
+    fake.enqueue(Reply(text="First answer."), Reply(text="Second answer."))
+    result = run_cli([], cwd=tmp_path, env=cli_env(fake, tmp_path),
+                     input_text="first question\n\n/history\nsecond question\n")
+    assert result.code == 0, result.stderr
+    out = result.stdout
+    assert out.index("First answer.") < out.index("1. first question") < out.index("Second answer.")
+    assert "\x1b[" not in out
+    second = fake.requests_for("openai")[1].body["messages"]
+    assert [m["content"] for m in second if m["role"] == "user"] == ["first question",
+                                                                     "second question"]
+
+
+def test_piped_stdin_denies_approvals_and_reports_a_failed_run(fake: FakeLLM, tmp_path: Path) -> None:
+    fake.enqueue(Reply(tool_calls=[ToolCallSpec("write_file", {"path": "x.md", "content": "x"})]),
+                 Reply(text="I could not write the file."))
+    result = run_cli([], cwd=tmp_path, env=cli_env(fake, tmp_path),
+                     input_text="write x.md\nexit\n")
+    assert result.code == 0, result.stderr
+    assert "needs approval, and input is not a terminal: denied" in result.stdout
+    assert not (tmp_path / "x.md").exists()
+
+
+def test_piped_stdin_without_a_key_says_which_variable(tmp_path: Path) -> None:
+    env = cli_env(None, tmp_path, DEXTER_MODEL="gpt-4.1")
+    result = run_cli([], cwd=tmp_path, env=env, input_text="hello\n")
+    assert result.code == 1
+    assert "OPENAI_API_KEY" in result.stdout
