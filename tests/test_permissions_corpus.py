@@ -38,6 +38,9 @@ def make_workspace(root: Path) -> tuple[Path, Path]:
     (ws / "config" / "credentials.json").write_text("{}")
     (ws / ".env").write_text("OPENAI_API_KEY=sk-secret\n")
     os.symlink("/etc", ws / "link_out")
+    os.symlink(ws / ".env", ws / "notes-link.txt")
+    (root / "home" / ".ssh").mkdir(parents=True)
+    os.symlink(root / "home" / ".ssh", ws / "keys-link")
     home = ws / ".dexter"
     (home / "tool-results").mkdir(parents=True)
     (home / "tool-results" / "call_1.txt").write_text("result")

@@ -123,8 +123,11 @@ def secret_reason(seg: Segment, sandbox: Sandbox) -> str | None:
             reason = secret_path_reason(piece) or secret_path_reason(fold(piece))
             if reason:
                 return f"touches a secret file ({reason})"
-            if any(ch in _GLOB_CHARS for ch in piece) and _glob_names_secret(piece, sandbox):
-                return f"the pattern {piece!r} can expand to secret files"
+            if any(ch in _GLOB_CHARS for ch in piece):
+                if _glob_names_secret(piece, sandbox):
+                    return f"the pattern {piece!r} can expand to secret files"
+            elif "$" not in piece and (target := sandbox.secret_target(piece)):
+                return f"{piece!r} links to a secret file ({target})"
     return None
 
 

@@ -98,6 +98,17 @@ class Sandbox:
                 return False
         return True
 
+    def secret_target(self, user_path: str) -> str | None:
+        """Why an existing path is, or links to, a secret file (e.g. a symlink to ``.env``)."""
+        if not user_path or "\x00" in user_path:
+            return None
+        try:
+            real = Path(os.path.realpath(self._lexical(unicodedata.normalize("NFC", user_path))))
+        except (OSError, ValueError):
+            return None
+        root = self._root_of(real)
+        return secret_path_reason(str(real.relative_to(root) if root else real))
+
     def is_root(self, user_path: str) -> bool:
         """True when the path names one of the roots itself (the whole workspace)."""
         lexical = self._lexical(unicodedata.normalize("NFKC", user_path))
