@@ -98,7 +98,8 @@ def _long_option(args: tuple[str, ...], *names: str) -> bool:
     return any(a == n or a.startswith(n + "=") for a in args for n in names)
 
 
-def _positionals(args: tuple[str, ...]) -> list[str]:
+def operands(args: tuple[str, ...]) -> list[str]:
+    """The arguments that are not options (everything after ``--`` included)."""
     out, after_dashes = [], False
     for a in args:
         if after_dashes or not a.startswith("-") or a == "-":
@@ -124,7 +125,7 @@ def _rg_problem(seg: Segment, sandbox: Sandbox) -> str | None:
     if _long_option(args, *risky) or any(a in {"-u", "-uu", "-uuu", "-L", "-z", "-."}
                                          for a in args):
         return f"{seg.base} option that reads hidden files or runs programs"
-    files = _positionals(args)
+    files = operands(args)
     if not _has_pattern_option(args):
         files = files[1:]
     if not files:
@@ -192,7 +193,7 @@ def _option_problem(seg: Segment, sandbox: Sandbox) -> str | None:
                          if _long_option(args, "--set") or _short_cluster_has(args, "s")
                          or any(not a.startswith(("-", "+")) for a in args) else None),
         "uniq": lambda: ("uniq with two names writes the second"
-                         if len(_positionals(args)) > 1 else None),
+                         if len(operands(args)) > 1 else None),
         "diff": lambda: ("recursive diff may print secret files"
                          if _short_cluster_has(args, "r") or _long_option(args, "--recursive")
                          else None),

@@ -27,7 +27,7 @@ import re
 import unicodedata
 from collections.abc import Iterator
 
-from dexter.permissions.classify import SAFE_ENV_VARS
+from dexter.permissions.classify import SAFE_ENV_VARS, operands
 from dexter.permissions.shell_parse import ParsedCommand, Segment, parse_command, substitutions
 from dexter.tools.sandbox import Sandbox, secret_path_reason
 
@@ -150,16 +150,6 @@ def _env_print_reason(seg: Segment) -> str | None:
     return None
 
 
-def _operands(args: tuple[str, ...]) -> list[str]:
-    out, after = [], False
-    for a in args:
-        if after or not a.startswith("-") or a == "-":
-            out.append(a)
-        elif a == "--":
-            after = True
-    return out
-
-
 def _outside(sandbox: Sandbox, path: str) -> bool:
     if any(ch in path for ch in "$`"):
         return True
@@ -171,17 +161,17 @@ def _destructive_reason(seg: Segment, sandbox: Sandbox) -> str | None:
     if base in _ALWAYS_DESTRUCTIVE or base.startswith("mkfs."):
         return f"'{base}' can destroy the system"
     if base in _PATH_DESTROYERS:
-        for path in _operands(args):
+        for path in operands(args):
             if _outside(sandbox, path):
                 return f"'{base}' on {path!r}, which is outside the workspace (or not resolvable)"
             if base in {"rm", "rmdir", "shred", "srm"} and sandbox.is_root(path):
                 return f"'{base}' on {path!r} would remove the whole workspace"
     if base in _COPIERS:
-        operands = _operands(args)
+        names = operands(args)
         targets = [a.split("=", 1)[1] for a in args if a.startswith("--target-directory=")]
         targets += [args[i + 1] for i, a in enumerate(args[:-1]) if a == "-t"]
-        if len(operands) >= 2:
-            targets.append(operands[-1])
+        if len(names) >= 2:
+            targets.append(names[-1])
         for path in targets:
             if _outside(sandbox, path):
                 return f"'{base}' writes to {path!r}, outside the workspace"
@@ -190,7 +180,7 @@ def _destructive_reason(seg: Segment, sandbox: Sandbox) -> str | None:
             if a.startswith("of=") and _outside(sandbox, a[3:]):
                 return f"'dd' writes to {a[3:]!r}, outside the workspace"
     if base == "find" and "-delete" in args:
-        for path in _operands(args[: args.index("-delete")])[:1] or ["."]:
+        for path in operands(args[: args.index("-delete")])[:1] or ["."]:
             if _outside(sandbox, path):
                 return "'find -delete' outside the workspace"
     if base == "kill" and "-1" in args[1:]:
