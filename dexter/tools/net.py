@@ -165,7 +165,9 @@ def pinned_request(client: httpx.AsyncClient, checked: CheckedURL, headers: dict
         return client.build_request("GET", checked.url, headers=headers)
     default_port = 443 if checked.url.scheme == "https" else 80
     host_header = checked.host if checked.port == default_port else f"{checked.host}:{checked.port}"
-    url = checked.url.copy_with(host=checked.addresses[0])
+    # IPv4 first: many hosts have no IPv6 route, and every address passed the same check.
+    address = min(checked.addresses, key=lambda a: ":" in a)
+    url = checked.url.copy_with(host=address)
     extensions = {"sni_hostname": checked.host} if checked.url.scheme == "https" else {}
     return client.build_request("GET", url, headers={**headers, "Host": host_header},
                                 extensions=extensions)
