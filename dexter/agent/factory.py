@@ -71,7 +71,7 @@ def build_session(
     setup = AgentSetup(
         settings=settings, model=model, fast_model=fast,
         context_window=resolved.context_window, fast_context_window=fast_window,
-        tools=tools, system_prompt=prompt, permissions=_permissions(settings),
+        tools=tools, system_prompt=prompt, permissions=_permissions(settings, Path.cwd()),
         approver=approver, history=history, queue=queue,
         memory_dir=(settings.home_path / "memory") if memory is not None else None,
         request_user_input=request_user_input, interactive=interactive, trace=trace,
@@ -80,10 +80,10 @@ def build_session(
     return Session(Agent(setup), resolved.model, resolved.provider.display_name, recalled)
 
 
-def _permissions(settings: Settings) -> Any:
+def _permissions(settings: Settings, cwd: Path) -> Any:
     from dexter.permissions.engine import build_permission_engine
 
-    return build_permission_engine(settings)
+    return build_permission_engine(settings, cwd)
 
 
 def _open_memory(settings: Settings, env: Mapping[str, str]) -> Any:

@@ -7,8 +7,8 @@ import contextlib
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from dexter.agent.executor import ApprovalRequest, Approver
 from dexter.cli.common import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -20,7 +20,8 @@ from dexter.cli.common import (
     stdout_console,
 )
 from dexter.config import ConfigError
-from dexter.events import ApprovalChoice, Done
+from dexter.events import Done
+from dexter.permissions.base import Behavior, PermissionDecision
 
 
 @dataclass
@@ -40,23 +41,26 @@ class AskOptions:
     plain: bool = False
 
 
-def preapproval(allow: list[str], yes: bool) -> Approver:
-    """The non-interactive approver: only what ``--allow``/``--yes`` approved runs.
+class NonInteractivePermissions:
+    """The permission engine for a run with nobody to ask (``dexter ask``).
 
-    ``--allow`` takes a tool name (``write_file``) or the exact rule the engine proposes
-    (``Bash(git log:*)``). Calls the engine denies never reach an approver, so the
-    built-in deny floor holds even with ``--yes``.
+    Every ``ask`` becomes ``allow`` when ``--allow``/``--yes`` pre-approved it and ``deny``
+    otherwise, with a reason that says which flag would allow it. ``deny`` decisions (the
+    built-in floor and deny rules) stay ``deny`` whatever the flags say.
     """
-    allowed = {item.strip() for item in allow if item.strip()}
 
-    async def approve(request: ApprovalRequest) -> ApprovalChoice:
-        if yes or request.tool in allowed:
-            return "allow-once"
-        if request.decision.proposed_rule and request.decision.proposed_rule in allowed:
-            return "allow-once"
-        return "deny"
+    def __init__(self, engine: Any, allow: list[str], yes: bool) -> None:
+        self.engine = engine
+        self.allow = [item.strip() for item in allow if item.strip()]
+        self.yes = yes
 
-    return approve
+    def evaluate(self, tool_name: str, args: dict[str, Any], needs_approval: bool) -> PermissionDecision:
+        decision: PermissionDecision = self.engine.decide_noninteractive(
+            tool_name, args, needs_approval, self.allow, self.yes)
+        return decision
+
+    def add_rule(self, kind: Behavior, rule: str) -> None:
+        self.engine.add_rule(kind, rule)
 
 
 def run_ask(options: AskOptions) -> int:
@@ -74,13 +78,16 @@ def run_ask(options: AskOptions) -> int:
 
         session = build_session(
             settings,
-            approver=preapproval(options.allow, options.yes),
             interactive=False,
             trace=stderr_trace() if settings.trace else None,
         )
     except (CliError, ConfigError) as exc:
         print_error(str(exc))
         return EXIT_USAGE
+    setup = session.agent.setup
+    setup.permissions = NonInteractivePermissions(setup.permissions, options.allow, options.yes)
+    for warning in getattr(setup.permissions.engine, "warnings", []):
+        print_error(f"settings.json: {warning}")
 
     from dexter.render import choose_renderer
 

@@ -26,8 +26,8 @@ def build_tools(
     from dexter.tools.calculator import CalculatorTool
     from dexter.tools.files import file_tools
     from dexter.tools.finance import finance_tools
-    from dexter.tools.shell import shell_tools
-    from dexter.tools.web import web_tools
+    from dexter.tools.bash import shell_tools
+    from dexter.tools.web_fetch import web_tools
 
     tools: list[Tool[Any]] = []
     tools.extend(finance_tools(settings))
