@@ -42,7 +42,9 @@ def test_denied_write_is_reported_and_the_run_goes_on(llm: FakeLLM, tmp_path: Pa
     denied = next(e for e in result.events if e["type"] == "tool_denied")
     assert denied["tool"] == "write_file"
     tool_message = next(m for m in llm.requests[-1].body["messages"] if m["role"] == "tool")
-    assert "Denied: The user did not approve this call." in tool_message["content"]
+    assert "Denied: write_file changes files (memo.md)" in tool_message["content"]
+    assert "--allow write_file" in tool_message["content"]  # says how to allow it next time
+    assert "--allow write_file" in denied["reason"]
     assert result.events[-1]["answer"].startswith("I could not save memo.md")
 
 
