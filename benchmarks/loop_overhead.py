@@ -10,6 +10,7 @@ messages. Prints the figures; asserts nothing.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import statistics
 import sys
 import tempfile
@@ -18,11 +19,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from dexter.agent.loop import Agent, AgentSetup  # noqa: E402
-from dexter.config import Settings  # noqa: E402
-from dexter.messages import AssistantMessage, ToolCall, ToolResultMessage, UserMessage  # noqa: E402
-from dexter.testing.scripted import ScriptedModel  # noqa: E402
-from dexter.tools.calculator import CalculatorTool  # noqa: E402
+from dexter.agent.loop import Agent, AgentSetup
+from dexter.config import Settings
+from dexter.messages import AssistantMessage, ToolCall, ToolResultMessage, UserMessage
+from dexter.testing.scripted import ScriptedModel
+from dexter.tools.calculator import CalculatorTool
 
 HISTORY_ROUNDS = 66  # 66 x (assistant + tool result + note) ~ 200 messages
 ITERATIONS = 40
@@ -57,7 +58,7 @@ async def main() -> None:
         async for event in agent.run("benchmark"):
             if event.type == "tool_end":
                 stamps.append(time.perf_counter())
-        gaps = [(b - a) * 1000 for a, b in zip(stamps, stamps[1:], strict=False)]
+        gaps = [(b - a) * 1000 for a, b in itertools.pairwise(stamps)]
         size = len(agent.messages)
     print(f"loop overhead per iteration at ~{size} messages (zero-latency model)")
     print(f"  median {statistics.median(gaps):.2f} ms   p95 {sorted(gaps)[int(len(gaps) * 0.95)]:.2f} ms"

@@ -17,11 +17,11 @@ from pydantic import BaseModel
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from dexter.agent.executor import ToolExecutor, TurnResults  # noqa: E402
-from dexter.config import Settings  # noqa: E402
-from dexter.messages import ToolCall  # noqa: E402
-from dexter.permissions.base import DefaultPermissions  # noqa: E402
-from dexter.tools.base import Tool, ToolContext  # noqa: E402
+from dexter.agent.executor import ToolExecutor, TurnResults
+from dexter.config import Settings
+from dexter.messages import ToolCall
+from dexter.permissions.base import DefaultPermissions
+from dexter.tools.base import Tool, ToolContext
 
 CALLS = 8
 WAIT = 0.5

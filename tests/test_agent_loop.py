@@ -30,9 +30,9 @@ from dexter.events import (
 from dexter.messages import AssistantMessage, ToolCall, ToolResultMessage, UserMessage
 from dexter.permissions.base import DefaultPermissions
 from dexter.providers.errors import ProviderError
+from dexter.testing.scripted import ScriptedModel
 from dexter.tools.base import Tool, ToolContext, ToolFailure
 from dexter.tools.calculator import CalculatorTool
-from dexter.testing.scripted import ScriptedModel
 
 
 class SleepArgs(BaseModel):
@@ -304,7 +304,7 @@ async def test_denial_does_not_end_the_turn(tmp_path: Path) -> None:
     assert any(isinstance(e, ToolDenied) for e in events)
     done = events[-1]
     assert isinstance(done, Done) and done.status == "ok" and "not approved" in done.answer
-    denial = [m for m in model.requests[1].messages if isinstance(m, ToolResultMessage)][0]
+    denial = next(m for m in model.requests[1].messages if isinstance(m, ToolResultMessage))
     assert denial.is_error and "Denied" in denial.content
 
 
@@ -328,7 +328,7 @@ async def test_scratchpad_holds_every_result_in_full(tmp_path: Path) -> None:
     await collect(agent)
     assert agent.scratchpad is not None
     assert big in agent.scratchpad.path.read_text(encoding="utf-8")
-    sent = [m for m in model.requests[1].messages if isinstance(m, ToolResultMessage)][0]
+    sent = next(m for m in model.requests[1].messages if isinstance(m, ToolResultMessage))
     assert len(sent.content) < 5_000 and "read_file" in sent.content
 
 
@@ -352,5 +352,5 @@ async def test_cancel_mid_run_keeps_the_scratchpad(tmp_path: Path) -> None:
     # the next run starts from a repaired transcript: the unanswered call gets a result
     from dexter.context.repair import repair_transcript
 
-    repaired, report = repair_transcript(agent.messages)
+    _repaired, report = repair_transcript(agent.messages)
     assert report.interrupted == 1

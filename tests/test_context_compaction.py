@@ -20,8 +20,8 @@ from dexter.context.tokens import estimate_message_tokens, estimate_text_tokens
 from dexter.messages import AssistantMessage, SystemMessage, ToolCall, UserMessage
 from dexter.providers.base import ModelRequest
 from dexter.providers.errors import ProviderError
-from tests.context_builders import head, rounds
 from dexter.testing.scripted import ScriptedModel
+from tests.context_builders import head, rounds
 
 REPLY = (
     "<analysis>Draft: call 1 returned revenue.</analysis>\n"

@@ -18,8 +18,8 @@ from dexter.context.threshold import (
 from dexter.context.tokens import estimate_message_tokens
 from dexter.events import Compaction, ContextCleared, Event, MemoryFlush
 from dexter.messages import Message, SystemMessage, UserMessage
-from tests.context_builders import head, rounds
 from dexter.testing.scripted import ScriptedModel
+from tests.context_builders import head, rounds
 
 CFG = ContextSettings()
 WINDOW = 128_000  # threshold 95,000

@@ -23,10 +23,10 @@ def build_tools(
     (``ask_user_question``); ``bash`` is offered everywhere but always goes through the
     permission engine.
     """
+    from dexter.tools.bash import shell_tools
     from dexter.tools.calculator import CalculatorTool
     from dexter.tools.files import file_tools
     from dexter.tools.finance import finance_tools
-    from dexter.tools.bash import shell_tools
     from dexter.tools.web_fetch import web_tools
 
     tools: list[Tool[Any]] = []
