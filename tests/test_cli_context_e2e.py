@@ -103,11 +103,11 @@ def read(route: Route, name: str, path: str, **extra: Any) -> ToolCallSpec:
 
 
 def ask(fake: FakeLLM, cwd: Path, model: str, *flags: str, code: int = 0,
-        **env: str) -> CliResult:
+        env: dict[str, str] | None = None) -> CliResult:
     """``dexter ask FLAGS --model MODEL QUERY`` against ``fake``; checks the exit code and
     that every request the fake saw was well-formed (tool calls paired with results)."""
     result = run_cli(["ask", *flags, "--model", model, QUERY], cwd=cwd,
-                     env=cli_env(fake, cwd, **env))
+                     env=cli_env(fake, cwd, **(env or {})))
     assert result.code == code, result.stderr
     fake.assert_no_violations()
     return result
@@ -264,8 +264,8 @@ def test_over_the_threshold_flushes_memory_then_compacts(
                    + "\n</summary>"),
         Reply(text="Margins rose.", usage=Usage(2_000, 10)),
     )
-    result = ask(fake, tmp_path, model, "--json", "--trace", DEXTER_MEMORY_ENABLED="true",
-                 **SMALL_WINDOW)
+    result = ask(fake, tmp_path, model, "--json", "--trace",
+                 env={"DEXTER_MEMORY_ENABLED": "true", **SMALL_WINDOW})
     requests = fake.requests_for(route)
     assert len(requests) == 4
     first, flush_call, compaction_call, after = requests
@@ -342,8 +342,8 @@ def test_three_failed_compactions_fall_back_to_truncation_and_stop_trying(
         turn(6),                                                     # no 4th attempt
         Reply(text="Done with what is left."),
     )
-    result = ask(fake, tmp_path, model, "--json", DEXTER_CONTEXT_TRUNCATE_KEEP_ROUNDS="1",
-                 **SMALL_WINDOW)
+    result = ask(fake, tmp_path, model, "--json",
+                 env={"DEXTER_CONTEXT_TRUNCATE_KEEP_ROUNDS": "1", **SMALL_WINDOW})
     fake.assert_all_consumed()
     requests = fake.requests_for(route)
     assert [r.body["model"] for r in requests] == [
