@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import threading
 from collections.abc import Iterable, Iterator
@@ -30,10 +29,7 @@ from typing import Any
 
 from dexter import __version__
 from dexter.events import Event
-
-SECRET_ENV_SUFFIXES = ("_API_KEY", "_TOKEN", "_SECRET")
-MIN_SECRET_LENGTH = 8
-REDACTED = "***"
+from dexter.secrets import scrub, scrub_value, secret_values
 
 # Events that `dexter replay` needs; tool calls are written by `add_tool_result` instead.
 RECORDED_EVENT_TYPES = frozenset({
@@ -48,41 +44,6 @@ QUERY_ARG_NAMES = ("query", "search", "question", "q", "text", "input", "url", "
 COMPACTION_MARKER = "---\n\nNew data retrieved after compaction:"
 
 _WORD_SPLIT = re.compile(r"[^\w\s]", re.UNICODE)
-
-
-# ---------------------------------------------------------------------------------------
-# Secrets
-# ---------------------------------------------------------------------------------------
-
-def secret_values(environ: dict[str, str] | None = None) -> list[str]:
-    """Values of secret-looking environment variables, longest first (so none is half-hidden)."""
-    env = os.environ if environ is None else environ
-    values = {
-        value for name, value in env.items()
-        if name.upper().endswith(SECRET_ENV_SUFFIXES) and len(value) >= MIN_SECRET_LENGTH
-    }
-    return sorted(values, key=len, reverse=True)
-
-
-def scrub_secrets(text: str, secrets: Iterable[str] | None = None) -> str:
-    """Replace every secret value (raw or JSON-escaped) in ``text`` with ``***``."""
-    for secret in secret_values() if secrets is None else secrets:
-        text = text.replace(secret, REDACTED)
-        escaped = json.dumps(secret, ensure_ascii=False)[1:-1]
-        if escaped != secret:
-            text = text.replace(escaped, REDACTED)
-    return text
-
-
-def _scrub_value(value: Any, secrets: list[str]) -> Any:
-    """``value`` with secrets removed from every string inside it (dicts and lists walked)."""
-    if isinstance(value, str):
-        return scrub_secrets(value, secrets)
-    if isinstance(value, dict):
-        return {key: _scrub_value(item, secrets) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_scrub_value(item, secrets) for item in value]
-    return value
 
 
 # ---------------------------------------------------------------------------------------
@@ -273,7 +234,7 @@ class Scratchpad:
     # -- writing --------------------------------------------------------------------------
 
     def _write(self, entry: dict[str, Any]) -> None:
-        line = scrub_secrets(json.dumps(entry, ensure_ascii=False, default=str))
+        line = scrub(json.dumps(entry, ensure_ascii=False, default=str))
         with self._lock:
             try:
                 with self.path.open("a", encoding="utf-8") as handle:
@@ -312,9 +273,9 @@ class Scratchpad:
         else the text itself.
         """
         secrets = secret_values()
-        text = scrub_secrets(result, secrets)
+        text = scrub(result, secrets)
         record = ToolResultRecord(
-            index=len(self._results), tool=tool, args=_scrub_value(dict(args), secrets),
+            index=len(self._results), tool=tool, args=scrub_value(dict(args), secrets),
             result=text,
             duration_ms=duration_ms, is_error=is_error, tool_call_id=tool_call_id,
         )

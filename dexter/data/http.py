@@ -30,6 +30,7 @@ from dexter.data.base import (
     UpstreamError,
 )
 from dexter.data.ratelimit import AsyncRateLimiter
+from dexter.secrets import scrub, secret_values
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 # Values: str/int/float/bool, a list or tuple (repeated key), or None (dropped).
@@ -223,9 +224,7 @@ class HttpClient:
             ) from None
 
     def _scrub(self, text: str) -> str:
-        for secret in self._secrets:
-            text = text.replace(secret, "***")
-        return text
+        return scrub(text, secret_values(extra=self._secrets))
 
     def _detail(self, response: httpx.Response) -> str:
         try:

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import math
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
+
+from dexter.secrets import scrub, secret_values
 
 BATCH_SIZE = 64
 TIMEOUT_SECONDS = 15.0
@@ -28,7 +29,6 @@ DEFAULT_MODELS = {
     "ollama": "nomic-embed-text",
 }
 PROVIDER_CHOICES = ("auto", "openai", "gemini", "ollama", "none")
-_KEY_RE = re.compile(r"\b(?:sk-[A-Za-z0-9_*-]{6,}|AIza[0-9A-Za-z_-]{10,})")
 
 
 class EmbeddingError(Exception):
@@ -162,9 +162,8 @@ class OpenAICompatibleEmbedder:
 
     def _safe(self, text: str) -> str:
         """``text`` shortened, with the key and anything key-shaped masked."""
-        if self._source.api_key:
-            text = text.replace(self._source.api_key, "***")
-        return _short(_KEY_RE.sub("***", text))
+        extra = (self._source.api_key,) if self._source.api_key else ()
+        return _short(scrub(text, secret_values(extra=extra), key_shaped=True))
 
 
 def make_embedder(source: EmbeddingSource) -> OpenAICompatibleEmbedder:

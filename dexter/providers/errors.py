@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import email.utils
 import json
-import os
 import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
+
+from dexter.secrets import scrub, secret_values
 
 ErrorKind = Literal[
     "context_overflow", "rate_limit", "billing", "auth", "timeout", "overloaded",
@@ -63,31 +64,9 @@ def is_context_overflow(err: BaseException) -> bool:
     return isinstance(err, ProviderError) and err.kind == "context_overflow"
 
 
-# --------------------------------------------------------------------------------------------
-# Secret scrubbing
-# --------------------------------------------------------------------------------------------
-
-_SECRET_ENV_NAME = re.compile(r"(?:_KEY|_TOKEN|_SECRET)$")
-_TOKEN_PATTERNS = (
-    re.compile(r"\bsk-[A-Za-z0-9_\-*]{6,}"),
-    re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._\-]{8,}"),
-    re.compile(r"\b(?:xai|gsk|AIza)[-_A-Za-z0-9]{16,}"),
-)
-_MIN_SECRET_LEN = 6
-
-
 def scrub_secrets(text: str, env: Mapping[str, str] | None = None, extra: tuple[str, ...] = ()) -> str:
-    """Replace known key values (``*_API_KEY`` and similar env vars) and key-like tokens by ``***``."""
-    if not text:
-        return text
-    env = os.environ if env is None else env
-    secrets = {v for k, v in env.items() if _SECRET_ENV_NAME.search(k) and len(v) >= _MIN_SECRET_LEN}
-    secrets.update(s for s in extra if s and len(s) >= _MIN_SECRET_LEN)
-    for secret in sorted(secrets, key=len, reverse=True):
-        text = text.replace(secret, "***")
-    for pattern in _TOKEN_PATTERNS:
-        text = pattern.sub("***", text)
-    return text
+    """Mask key values from ``env`` and ``extra``, and key-shaped tokens, for error messages."""
+    return scrub(text, secret_values(env, extra), key_shaped=True)
 
 
 # --------------------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 import httpx
 from pydantic import BaseModel, Field
 
+from dexter.secrets import scrub, secret_values
 from dexter.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
 
 MAX_RESULTS = 5
@@ -203,11 +204,8 @@ def provider_order(env: Mapping[str, str], preferred: str = "") -> list[Provider
 
 
 def _scrub(message: str, env: Mapping[str, str]) -> str:
-    for provider in PROVIDERS:
-        key = env.get(provider.key_env, "")
-        if len(key) >= 4:
-            message = message.replace(key, "***")
-    return message
+    keys = [env.get(provider.key_env, "") for provider in PROVIDERS]
+    return scrub(message, secret_values(env, keys))
 
 
 async def search(query: str, preferred: str = "", env: Mapping[str, str] | None = None) -> tuple[SearchAnswer, list[str]]:
