@@ -48,7 +48,10 @@ def scrub(text: str, secrets: Iterable[str] | None = None, *, key_shaped: bool =
     """
     if not text:
         return text
-    for secret in secret_values() if secrets is None else secrets:
+    found = secret_values() if secrets is None else sorted(set(secrets), key=len, reverse=True)
+    for secret in found:
+        if not secret:
+            continue
         text = text.replace(secret, REDACTED)
         escaped = json.dumps(secret, ensure_ascii=False)[1:-1]
         if escaped != secret:
