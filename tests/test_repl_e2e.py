@@ -45,7 +45,7 @@ def test_ask_see_the_answer_and_quit_in_a_terminal(fake: FakeLLM, tmp_path: Path
     screen = io.StringIO()
     child.logfile_read = screen
     try:
-        child.expect("dexter v")
+        child.expect("deep financial research")
         child.expect("❯")
         child.send("How much did revenue grow?\r")
         child.expect("69.6B")

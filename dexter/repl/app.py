@@ -31,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import io
+import signal
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -130,6 +131,7 @@ class Repl:
         color: bool = True,
         interactive: bool = True,
         use_patch_stdout: bool = False,
+        handle_sigint: bool = False,
         history_path: Path | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -142,6 +144,7 @@ class Repl:
         self.interactive = interactive
         self._build = build
         self._use_patch_stdout = use_patch_stdout
+        self._handle_sigint = handle_sigint
         self._clock = clock
         self.queue = MessageQueue()
         self.history = SessionHistory()
@@ -652,6 +655,7 @@ class Repl:
         """The interactive session on the terminal. Returns the exit code."""
         with patch_stdout(raw=True) if self._use_patch_stdout else _nothing():
             self.open_session()
+            self.context_tokens = self.estimate_next_request()
             self.print(intro(self.intro_info()))
             self._prompt = self._make_prompt()
             app = self._prompt.app
@@ -680,7 +684,38 @@ class Repl:
             return
         if text == WAKE:
             return
-        await self.submit(text)
+        task = asyncio.create_task(self.submit(text))
+        with self._sigint_cancels(task):
+            try:
+                await task
+            except asyncio.CancelledError:
+                current = asyncio.current_task()
+                if current is not None and current.cancelling():
+                    raise
+                self.note("Cancelled.")
+
+    @contextlib.contextmanager
+    def _sigint_cancels(self, task: asyncio.Task[None]) -> Iterator[None]:
+        """While a command works the terminal is not in raw mode, so Ctrl-C is a signal:
+        let it stop the command (or the run) instead of ending the session."""
+        if not self._handle_sigint:
+            yield
+            return
+
+        def on_sigint() -> None:
+            if not self.interrupt() and not task.done():
+                task.cancel()
+
+        loop = asyncio.get_running_loop()
+        try:
+            loop.add_signal_handler(signal.SIGINT, on_sigint)
+        except (NotImplementedError, RuntimeError, ValueError):  # not the main thread/Windows
+            yield
+            return
+        try:
+            yield
+        finally:
+            loop.remove_signal_handler(signal.SIGINT)
 
     async def submit(self, text: str) -> None:
         """Handle one line of input: a command, an exit word, a question or a follow-up."""

@@ -123,7 +123,7 @@ async def clear_command(repl: Repl, _arg: str) -> None:
     if agent is not None:
         agent.messages = []
         agent.setup.history = ()
-    repl.context_tokens = 0
+    repl.context_tokens = repl.estimate_next_request()
     if repl.fancy:
         from prompt_toolkit.shortcuts import clear
 

@@ -40,7 +40,7 @@ def start(*, model: str | None, config: Path | None, no_memory: bool) -> int:
         color = not dumb and not os.environ.get("NO_COLOR")
         console = Console(highlight=False, no_color=not color)
         repl = Repl(settings, console=console, fancy=not dumb, color=color,
-                    use_patch_stdout=True)
+                    use_patch_stdout=True, handle_sigint=True)
         return asyncio.run(repl.run())
     except KeyboardInterrupt:
         sys.stderr.write("\nInterrupted.\n")
