@@ -365,3 +365,18 @@ def test_toolbar_hints() -> None:
     assert busy.endswith("esc to interrupt · 2 messages queued")
     one = toolbar_text(ToolbarState("gpt-4.1", 0, 0, busy=True, queued=1))
     assert one == " gpt-4.1 · esc to interrupt · 1 message queued"
+
+
+@pytest.mark.parametrize(("width", "expected"), [
+    (69, " gpt-4.1 · 12k/95k tokens · / for commands · alt+enter for a new line"),
+    (68, " gpt-4.1 · 12k/95k tokens"),
+    (20, " gpt-4.1"),
+])
+def test_toolbar_drops_hints_then_tokens_when_narrow(width: int, expected: str) -> None:
+    state = ToolbarState("gpt-4.1", 12_000, 95_000, busy=False, queued=0)
+    assert toolbar_text(state, width) == expected
+
+
+def test_busy_toolbar_keeps_the_interrupt_hint_when_narrow() -> None:
+    state = ToolbarState("gpt-4.1", 12_000, 95_000, busy=True, queued=2)
+    assert toolbar_text(state, 40) == " gpt-4.1 · esc to interrupt · 2 messages queued"

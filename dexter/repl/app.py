@@ -562,7 +562,7 @@ class Repl:
         tokens = self.context_tokens or 0
         return toolbar_text(ToolbarState(model=self.model_label(), tokens=tokens,
                                          threshold=self.threshold(), busy=self.busy,
-                                         queued=len(self.queue), hint=hint))
+                                         queued=len(self.queue), hint=hint), self._width())
 
     def _pressed_twice(self, key: str) -> bool:
         now = self._clock()

@@ -16,6 +16,7 @@ from typing import Any, Generic, TypeVar
 
 from rich.console import Group, RenderableType
 from rich.rule import Rule
+from rich.table import Table
 from rich.text import Text
 
 from dexter.agent.executor import ApprovalRequest
@@ -41,13 +42,26 @@ class Option(Generic[T]):
     description: str = ""
 
 
-def _option_line(number: int, option: Option[Any], selected: bool, mark: str = "") -> Text:
-    line = Text(POINTER if selected else "  ", style=f"bold {PRIMARY}" if selected else "")
-    line.append(f"{number}. ", style=PRIMARY if selected else MUTED)
+def hanging(prefix: Text, body: Text) -> Table:
+    """``prefix`` then ``body``; wrapped lines of the body stay indented under its start."""
+    grid = Table.grid(padding=0)
+    grid.add_column(no_wrap=True, width=prefix.cell_len)
+    grid.add_column(ratio=1, overflow="fold")
+    grid.add_row(prefix, body)
+    return grid
+
+
+def _option_lines(number: int, option: Option[Any], selected: bool,
+                  mark: str = "") -> list[RenderableType]:
+    head = Text(POINTER if selected else "  ", style=f"bold {PRIMARY}" if selected else "")
+    head.append(f"{number}. ", style=PRIMARY if selected else MUTED)
     if mark:
-        line.append(mark + " ", style=PRIMARY if mark == "◉" else MUTED)
-    line.append(option.label, style=f"bold {PRIMARY}" if selected else "")
-    return line
+        head.append(mark + " ", style=PRIMARY if mark == "◉" else MUTED)
+    lines: list[RenderableType] = [
+        hanging(head, Text(option.label, style=f"bold {PRIMARY}" if selected else ""))]
+    if option.description:
+        lines.append(hanging(Text(" " * head.cell_len), Text(option.description, style=MUTED)))
+    return lines
 
 
 class SelectDialog(Generic[T]):
@@ -109,9 +123,7 @@ class SelectDialog(Generic[T]):
         """The dialog as it looks now."""
         lines: list[RenderableType] = [*self.header]
         for n, option in enumerate(self.options, 1):
-            lines.append(_option_line(n, option, n - 1 == self.cursor))
-            if option.description:
-                lines.append(Text("     " + option.description, style=MUTED))
+            lines.extend(_option_lines(n, option, n - 1 == self.cursor))
         if self.text_mode:
             lines.append(Text(self.text_prompt or "Type it and press enter (esc to go back):",
                               style=MUTED))
@@ -359,9 +371,7 @@ class QuestionDialog:
         for i, option in enumerate([*q.options, Option(OTHER_LABEL, "")]):
             mark = ("◉" if (i in q.picked or (i == q.other_index and q.other_text)) else "◯") \
                 if q.multi else ""
-            lines.append(_option_line(i + 1, option, i == q.cursor, mark))
-            if option.description:
-                lines.append(Text("     " + option.description, style=MUTED))
+            lines.extend(_option_lines(i + 1, option, i == q.cursor, mark))
             if i == q.other_index and q.other_text and not self.text_mode:
                 lines.append(Text(f"     “{q.other_text}”", style=MUTED))
         if self.text_mode:

@@ -181,17 +181,21 @@ class ToolbarState:
     hint: str = ""
 
 
-def toolbar_text(state: ToolbarState) -> str:
-    """`` gpt-4.1 · 12k/95k tokens · esc to interrupt · 2 messages queued``."""
-    parts = [state.model]
-    if state.threshold > 0:
-        parts.append(f"{format_tokens(state.tokens)}/{format_tokens(state.threshold)} tokens")
-    if state.hint:
-        parts.append(state.hint)
-    elif state.busy:
-        parts.append("esc to interrupt")
-    else:
-        parts.append("/ for commands · alt+enter for a new line")
-    if state.queued:
-        parts.append(f"{plural(state.queued, 'message')} queued")
-    return " " + " · ".join(parts)
+IDLE_HINT = "/ for commands · alt+enter for a new line"
+
+
+def toolbar_text(state: ToolbarState, width: int = 200) -> str:
+    """`` gpt-4.1 · 12k/95k tokens · esc to interrupt · 2 messages queued``.
+
+    In a narrow window the idle hint goes first, then the token count.
+    """
+    tokens = (f"{format_tokens(state.tokens)}/{format_tokens(state.threshold)} tokens"
+              if state.threshold > 0 else "")
+    hint = state.hint or ("esc to interrupt" if state.busy else IDLE_HINT)
+    queued = f"{plural(state.queued, 'message')} queued" if state.queued else ""
+    for dropped in ((), (IDLE_HINT,), (IDLE_HINT, tokens)):
+        parts = [p for p in (state.model, tokens, hint, queued) if p and p not in dropped]
+        text = " " + " · ".join(parts)
+        if len(text) <= width:
+            break
+    return text
