@@ -436,3 +436,38 @@ async def test_search_models_and_memory_commands(fake_llm: FakeLLM, tmp_path: Pa
     assert saved == {"web_search_provider": "tavily"}
     assert settings.tools.web_search_provider == "tavily"
     assert "claude-sonnet-4-6" in d.text and "ANTHROPIC_API_KEY set" in d.text
+
+
+async def test_quitting_while_an_approval_is_open_ends_cleanly(
+        fake_llm: FakeLLM, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    note = WriteNoteTool()
+    fake_llm.enqueue(Reply(tool_calls=[ToolCallSpec("write_note", {"text": "x"})]))
+    async with running_repl(make_settings(tmp_path), tools=[note]) as d:
+        d.line("save a note")
+        await d.wait_dialog()
+        d.repl.request_quit()
+        assert await asyncio.wait_for(d.task, 5) == 0
+    assert note.written == []
+    assert not [r for r in caplog.records if r.levelname == "ERROR"]
+
+
+async def test_new_lines_with_ctrl_j_and_alt_enter(fake_llm: FakeLLM, tmp_path: Path) -> None:
+    fake_llm.enqueue(Reply(text="Three lines received."))
+    async with running_repl(make_settings(tmp_path)) as d:
+        d.type("line one\nline two" + ESC + ENTER + "line three")
+        await asyncio.sleep(0.3)
+        assert not d.repl.busy  # nothing was sent yet
+        await d.ask("", "Three lines received.")
+    assert user_contents(fake_llm, 0) == ["line one\nline two\nline three"]
+
+
+async def test_rules_edit_opens_the_editor(fake_llm: FakeLLM, tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("EDITOR", "sh -c 'echo \"- from the editor\" >> \"$0\"'")
+    settings = make_settings(tmp_path)
+    async with running_repl(settings) as d:
+        d.line("/rules edit")
+        await d.wait_for("Rules reloaded")
+        d.line("/rules")
+        await d.wait_for("- from the editor", count=1)
+    assert (settings.home_path / "RULES.md").read_text() == "- from the editor\n"

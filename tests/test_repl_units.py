@@ -380,3 +380,19 @@ def test_toolbar_drops_hints_then_tokens_when_narrow(width: int, expected: str) 
 def test_busy_toolbar_keeps_the_interrupt_hint_when_narrow() -> None:
     state = ToolbarState("gpt-4.1", 12_000, 95_000, busy=True, queued=2)
     assert toolbar_text(state, 40) == " gpt-4.1 · esc to interrupt · 2 messages queued"
+
+
+def test_loop_reports_of_cancelled_futures_are_dropped_others_pass_through() -> None:
+    import asyncio
+
+    from dexter.repl.app import quiet_cancelled
+
+    seen: list[str] = []
+    handler = quiet_cancelled(lambda _loop, context: seen.append(context["message"]))
+    loop = asyncio.new_event_loop()
+    try:
+        handler(loop, {"message": "cancelled gather", "exception": asyncio.CancelledError()})
+        handler(loop, {"message": "real bug", "exception": ValueError("x")})
+    finally:
+        loop.close()
+    assert seen == ["real bug"]

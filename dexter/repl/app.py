@@ -654,6 +654,8 @@ class Repl:
     async def run(self) -> int:
         """The interactive session on the terminal. Returns the exit code."""
         with patch_stdout(raw=True) if self._use_patch_stdout else _nothing():
+            loop = asyncio.get_running_loop()
+            loop.set_exception_handler(quiet_cancelled(loop.get_exception_handler()))
             self.open_session()
             self.context_tokens = self.estimate_next_request()
             self.print(intro(self.intro_info()))
@@ -817,6 +819,28 @@ class ConsoleStream(io.TextIOBase):
 
     def writable(self) -> bool:
         return True
+
+
+ExceptionHandler = Callable[[asyncio.AbstractEventLoop, dict[str, Any]], object]
+
+
+def quiet_cancelled(previous: ExceptionHandler | None) -> ExceptionHandler:
+    """A loop exception handler that drops "exception was never retrieved" reports for
+    futures that were merely cancelled (an interrupt cancels gathers nobody awaits any
+    more); everything else goes to ``previous`` or the default handler.
+
+    The REPL owns its loop, so the handler stays for the loop's life.
+    """
+
+    def handle(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        if isinstance(context.get("exception"), asyncio.CancelledError):
+            return
+        if previous is not None:
+            previous(loop, context)
+        else:
+            loop.default_exception_handler(context)
+
+    return handle
 
 
 def _apply_line(dialog: Dialog, answer: str) -> None:
