@@ -396,3 +396,17 @@ def test_loop_reports_of_cancelled_futures_are_dropped_others_pass_through() -> 
     finally:
         loop.close()
     assert seen == ["real bug"]
+
+
+def test_run_part_takes_what_the_run_added() -> None:
+    from dexter.repl.app import run_part
+
+    system = SystemMessage("s")
+    history = [UserMessage("old q", kind="history"), AssistantMessage("old a")]
+    query = UserMessage("new\n\nquestion", kind="query")
+    call = AssistantMessage(tool_calls=(ToolCall("c1", "calculator", {}),))
+    assert run_part([system, *history, query, call], history, "new\n\nquestion") == (query, call)
+    # a run cancelled before it began leaves the previous run's transcript: not this run's
+    assert run_part([system, *history, UserMessage("older")], history, "new\n\nquestion") == ()
+    summary = UserMessage("q\n\nSummary: ...", kind="summary")
+    assert run_part([system, summary, call], history, "q") == (summary, call)

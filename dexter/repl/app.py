@@ -34,7 +34,7 @@ import io
 import signal
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any, cast
 
@@ -57,7 +57,7 @@ from dexter.config import ConfigError, Settings
 from dexter.context import repair
 from dexter.context.tokens import estimate_message_tokens, estimate_tool_specs_tokens
 from dexter.events import ApprovalChoice, Done, QueueDrain
-from dexter.messages import Message, SystemMessage
+from dexter.messages import Message, SystemMessage, UserMessage
 from dexter.providers.base import ToolSpec
 from dexter.providers.registry import api_key_for, resolve_model
 from dexter.render.live import LiveRenderer
@@ -368,7 +368,7 @@ class Repl:
             if task is not None:
                 task.uncancel()
             renderer.close()
-            self._record_interrupt(agent, "\n\n".join([query, *drained]), len(history), started)
+            self._record_interrupt(agent, query, drained, history, started)
             return "interrupted"
         except Exception as exc:  # a bug in a stage must not end the session
             renderer.close()
@@ -397,12 +397,13 @@ class Repl:
         self.costs.add(self.settings.model, done.token_usage, price)
         self.context_tokens = done.context_tokens
 
-    def _record_interrupt(self, agent: Any, query: str, history_len: int, started: float) -> None:
+    def _record_interrupt(self, agent: Any, query: str, drained: list[str],
+                          history: list[Message], started: float) -> None:
         """Repair the transcript, keep it for the next question, log it, say so."""
         messages, _report = repair.repair_transcript(list(agent.messages))
         agent.messages = messages
-        transcript = tuple(messages[1 + history_len:]) if messages else ()
-        self.history.add(Turn(query=query, answer="", status="interrupted", timestamp=now_iso(),
+        transcript = run_part(messages, history, query)
+        self.history.add(Turn(query="\n\n".join([query, *drained]), answer="", status="interrupted", timestamp=now_iso(),
                               transcript=transcript))
         pad = agent.scratchpad
         if pad is not None:
@@ -819,6 +820,24 @@ class ConsoleStream(io.TextIOBase):
 
     def writable(self) -> bool:
         return True
+
+
+def run_part(messages: Sequence[Message], history: Sequence[Message],
+             query: str) -> tuple[Message, ...]:
+    """The messages a run added after its system prompt and history (query first).
+
+    When a compaction inside the run replaced the history, everything after the system
+    prompt is the run's. Empty when the transcript is not this run's (it was cancelled
+    before it began).
+    """
+    body = list(messages[1:]) if messages and isinstance(messages[0], SystemMessage) else []
+    if body[:len(history)] == list(history):
+        own = body[len(history):]
+        if own and isinstance(own[0], UserMessage) and own[0].content == query:
+            return tuple(own)
+    if any(isinstance(m, UserMessage) and m.kind == "summary" for m in body[:1]):
+        return tuple(body)
+    return ()
 
 
 ExceptionHandler = Callable[[asyncio.AbstractEventLoop, dict[str, Any]], object]
