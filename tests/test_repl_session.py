@@ -240,6 +240,7 @@ async def test_answer_a_question_prompt_with_numbers_space_and_other(
          "other_text": "gross margin"},
     ], "declined": False}]
     assert "Which metrics? → Revenue, FCF, Other: gross margin" in d.text
+    assert "⏺ Ask" not in d.text  # the Answered block stands for the tool's row
 
 
 async def test_question_prompt_escape_declines(fake_llm: FakeLLM, tmp_path: Path) -> None:

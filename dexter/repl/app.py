@@ -56,7 +56,7 @@ from dexter.agent.queue import MessageQueue
 from dexter.config import ConfigError, Settings
 from dexter.context import repair
 from dexter.context.tokens import estimate_message_tokens, estimate_tool_specs_tokens
-from dexter.events import ApprovalChoice, Done, QueueDrain
+from dexter.events import ApprovalChoice, Done, Event, QueueDrain, ToolEnd, ToolProgress, ToolStart
 from dexter.messages import Message, SystemMessage, UserMessage
 from dexter.providers.base import ToolSpec
 from dexter.providers.registry import api_key_for, resolve_model
@@ -91,6 +91,7 @@ FRAME_S = 1 / 12
 INTERRUPTED_LINE = "Interrupted · what should dexter do instead?"
 BUSY_MESSAGE = "busy, try after this run (esc interrupts it)"
 HISTORY_FILE = Path("history") / "input"
+ASK_TOOL = "ask_user_question"
 
 _STYLE = Style.from_dict({
     "bottom-toolbar": "noreverse #a6a6a6",
@@ -359,7 +360,8 @@ class Repl:
                     drained.append(event.merged_text)
                 elif isinstance(event, Done):
                     done = event
-                renderer.handle(event)
+                if not shown_elsewhere(event):
+                    renderer.handle(event)
         except asyncio.CancelledError:
             if not self._interrupting:
                 raise
@@ -820,6 +822,12 @@ class ConsoleStream(io.TextIOBase):
 
     def writable(self) -> bool:
         return True
+
+
+def shown_elsewhere(event: Event) -> bool:
+    """Events the REPL shows itself: the question tool's row (its prompt and the
+    ``Answered:`` block stand for it; its errors are still shown)."""
+    return isinstance(event, ToolStart | ToolProgress | ToolEnd) and event.tool == ASK_TOOL
 
 
 def run_part(messages: Sequence[Message], history: Sequence[Message],
