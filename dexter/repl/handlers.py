@@ -44,12 +44,14 @@ from dexter.repl.view import (
 if TYPE_CHECKING:
     from dexter.repl.app import Repl
 
-SEARCH_PROVIDERS: tuple[tuple[str, str, str], ...] = (
-    ("exa", "Exa", "EXASEARCH_API_KEY"),
-    ("perplexity", "Perplexity", "PERPLEXITY_API_KEY"),
-    ("tavily", "Tavily", "TAVILY_API_KEY"),
-    ("langsearch", "LangSearch", "LANGSEARCH_API_KEY"),
-)
+
+
+def search_providers() -> list[tuple[str, str, str]]:
+    """``(id, name, key variable)`` of each web search provider, in fallback order."""
+    from dexter.tools.web_search import PROVIDERS as SEARCH
+
+    return [(p.id, p.name, p.key_env) for p in SEARCH]
+
 RULES_FILE = "RULES.md"
 TYPE_MODEL = "\x00type"
 
@@ -282,24 +284,26 @@ async def models_command(repl: Repl, _arg: str) -> None:
 
 async def search_command(repl: Repl, arg: str) -> None:
     """``/search`` picks the preferred web search provider; ``/search NAME`` sets it."""
-    ids = [pid for pid, _name, _env in SEARCH_PROVIDERS]
+    providers = search_providers()
+    key_vars = {pid: env for pid, _name, env in providers}
     choice: str | None = arg.strip().lower() or None
     if choice is None:
         current = repl.settings.tools.web_search_provider
         options = [Option(f"{name}{' ✓' if pid == current else ''}", pid,
                           f"{env} {'set' if os.environ.get(env) else 'missing'}")
-                   for pid, name, env in SEARCH_PROVIDERS]
+                   for pid, name, env in providers]
         dialog = SelectDialog(
             [Text("Select web search provider", style="bold"),
              Text("dexter tries it first and falls back to the others whose key is set.",
                   style=MUTED)], options, escape_value=None)
         await repl.show_dialog(dialog)
-        choice = dialog.result if isinstance(dialog.result, str) and dialog.result in ids else None
+        choice = (dialog.result if isinstance(dialog.result, str) and dialog.result in key_vars
+                  else None)
         if choice is None:
             repl.note("Search provider unchanged.")
             return
-    if choice not in ids:
-        repl.error(f"Unknown search provider '{choice}'. Choose one of: {', '.join(ids)}.")
+    if choice not in key_vars:
+        repl.error(f"Unknown search provider '{choice}'. Choose one of: {', '.join(key_vars)}.")
         return
     repl.settings.tools.web_search_provider = choice
     await repl.rebuild()
@@ -308,7 +312,7 @@ async def search_command(repl: Repl, arg: str) -> None:
         saved = "saved for next sessions"
     except SettingsStoreError as exc:
         saved = f"not saved: {exc}"
-    env = dict((pid, env) for pid, _n, env in SEARCH_PROVIDERS)[choice]
+    env = key_vars[choice]
     missing = "" if os.environ.get(env) else f" ({env} is not set, so it will be skipped)"
     repl.print(Text("Web search: ", style=MUTED) + Text(choice, style=f"bold {PRIMARY}")
                + Text(f" first · {saved}{missing}", style=MUTED))
@@ -415,5 +419,5 @@ def argument_values(repl: Repl, command: str) -> list[str]:
     if command == "model":
         return [row.model for row in model_rows(repl.settings)]
     if command == "search":
-        return [pid for pid, _name, _env in SEARCH_PROVIDERS]
+        return [pid for pid, _name, _env in search_providers()]
     return []
