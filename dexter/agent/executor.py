@@ -145,6 +145,9 @@ class ToolExecutor:
                     task.cancel()
                 if not waiter.done():
                     waiter.cancel()
+                    # Nobody awaits a cancelled batch: retrieve its outcome so asyncio does
+                    # not report an exception that was never retrieved.
+                    waiter.add_done_callback(_consume_outcome)
         ordered = [results[call.id] for call in calls if call.id in results]
         yield TurnResults(ordered, denied)
 
@@ -255,6 +258,11 @@ def _closer(queue: asyncio.Queue[Event | None]) -> Callable[[asyncio.Future[Any]
         queue.put_nowait(None)
 
     return close
+
+
+def _consume_outcome(future: asyncio.Future[Any]) -> None:
+    if not future.cancelled():
+        future.exception()
 
 
 def _elapsed_ms(started: float) -> int:

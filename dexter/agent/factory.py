@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -27,6 +28,15 @@ class Session:
     model_name: str
     provider_name: str
     recalled: MemoryRecalled | None = None
+
+    async def aclose(self) -> None:
+        """Close the model clients' HTTP connections (errors while closing are ignored)."""
+        seen: set[int] = set()
+        for model in (self.agent.setup.model, self.agent.setup.fast_model):
+            if id(model) not in seen:
+                seen.add(id(model))
+                with contextlib.suppress(Exception):
+                    await model.aclose()
 
 
 def build_session(

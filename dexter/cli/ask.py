@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -104,7 +103,7 @@ def run_ask(options: AskOptions) -> int:
                 if isinstance(event, Done):
                     done = event
         finally:
-            await _close_models(session)
+            await session.aclose()
 
     try:
         asyncio.run(consume())
@@ -128,15 +127,3 @@ def run_ask(options: AskOptions) -> int:
             print_error(f"Could not write the answer to {options.output}: {exc.strerror}.")
             return EXIT_FAILED
     return EXIT_OK if done.status == "ok" else EXIT_FAILED
-
-
-async def _close_models(session: object) -> None:
-    agent = getattr(session, "agent", None)
-    if agent is None:
-        return
-    seen: set[int] = set()
-    for model in (agent.setup.model, agent.setup.fast_model):
-        if id(model) not in seen:
-            seen.add(id(model))
-            with contextlib.suppress(Exception):  # closing must never hide the outcome
-                await model.aclose()

@@ -109,14 +109,8 @@ def _new_grants() -> set[str]:
 
 async def close_session(session: Session | None) -> None:
     """Close the session's model clients (errors while closing are not interesting)."""
-    if session is None:
-        return
-    seen: set[int] = set()
-    for model in (session.agent.setup.model, session.agent.setup.fast_model):
-        if id(model) not in seen:
-            seen.add(id(model))
-            with contextlib.suppress(Exception):
-                await model.aclose()
+    if session is not None:
+        await session.aclose()
 
 
 class Repl:
