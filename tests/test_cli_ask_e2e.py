@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from dexter.testing.fakellm import FakeLLM, HttpError, Reply, ToolCallSpec, Usage
+from dexter.testing.fakellm import FakeLLM, HttpError, Reply, Stall, ToolCallSpec, Usage
 from tests.cli_helpers import SECRET_ANTHROPIC, SECRET_OPENAI, cli_env, run_cli
 
 pytestmark = pytest.mark.e2e
@@ -186,3 +186,41 @@ def test_version_help_and_models(tmp_path: Path) -> None:
     assert models.code == 0, models.stderr
     assert "claude-sonnet-4-6" in models.stdout and "OPENAI_API_KEY" in models.stdout
     assert "sk-live-should-not-print" not in models.stdout
+
+
+@pytest.mark.parametrize(("model", "route"), PROVIDERS)
+def test_ctrl_c_mid_stream_exits_130_and_keeps_the_scratchpad(fake: FakeLLM, tmp_path: Path,
+                                                               model: str, route: str) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    stall = Stall(after_chunks=3, reply=Reply(text="A long answer that never finishes " * 20),
+                  timeout=20)
+    fake.enqueue(
+        Reply(tool_calls=[ToolCallSpec("calculator", {"expression": "2*21"})]),
+        stall,
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "dexter", "ask", "--model", model, "interrupt me"],
+        cwd=tmp_path, env=cli_env(fake, tmp_path), stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        assert stall.reached.wait(20), "the stream never reached the stall"
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=20)
+    finally:
+        stall.gate.set()
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, stderr
+    assert "Interrupted" in stderr
+    assert "Traceback" not in stderr
+    pads = sorted((tmp_path / "scratchpads").glob("*.jsonl"))
+    assert len(pads) == 1 and pads[0].name in stderr
+    entries = [json.loads(line) for line in pads[0].read_text(encoding="utf-8").splitlines()]
+    assert entries[0]["query"] == "interrupt me"
+    assert any(e["type"] == "tool_result" and "42" in json.dumps(e["result"]) for e in entries)
+    replayed = run_cli(["replay", str(pads[0])], cwd=tmp_path, env=cli_env(fake, tmp_path))
+    assert replayed.code == 0 and "did not finish" in (replayed.stdout + replayed.stderr).lower()
