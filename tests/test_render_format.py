@@ -202,3 +202,10 @@ def test_stats_line_leaves_out_what_is_unknown() -> None:
 def test_stats_line_computes_rate_when_missing() -> None:
     done = Done("a", total_time_ms=10_000, token_usage={"input_tokens": 5, "output_tokens": 500})
     assert "50 tok/s" in stats_line(done)
+
+
+def test_plain_result_summary_drops_the_closing_period_only() -> None:
+    from dexter.render.format import result_summary
+
+    assert result_summary("write_file", "Created memo.md (2 lines).\nmore") == "Created memo.md (2 lines)"
+    assert result_summary("bash", "v1.2") == "v1.2"

@@ -175,7 +175,8 @@ def result_summary(tool: str, result: str) -> str:
     if not stripped:
         return "No output"
     first = next(line for line in stripped.splitlines() if line.strip())
-    return truncate_words(one_line(first), 60)
+    # The row appends " in 1.2s", so a sentence's closing period would dangle before it.
+    return truncate_words(one_line(first), 60).rstrip(".")
 
 
 def progress_text(message: str) -> str:
