@@ -116,6 +116,43 @@ async def test_follow_up_typed_before_a_tool_round_is_drained_into_the_run(
     assert turn.query == "add two and two\n\nalso in euros"
 
 
+async def test_a_follow_up_echoed_between_two_calls_of_one_tool_starts_a_new_row(
+        fake_llm: FakeLLM, tmp_path: Path) -> None:
+    stall = Stall(after_chunks=1, reply=Reply(
+        tool_calls=[ToolCallSpec("calculator", {"expression": "3*3"})]))
+    fake_llm.enqueue(Reply(tool_calls=[ToolCallSpec("calculator", {"expression": "2+2"})]),
+                     stall, Reply(text="Both done."))
+    async with running_repl(make_settings(tmp_path)) as d:
+        d.line("two sums")
+        await reached(stall)
+        d.line("and a third")
+        await d.wait_for("(queued)")
+        stall.gate.set()
+        await d.ask("", "Both done.")
+    after_echo = d.text.split("❯ and a third (queued)")[1]
+    # the second call is not a bare detail line under a header above the echo
+    assert "⏺ Calculator (expression=3*3)" in after_echo
+
+
+async def test_the_toolbar_estimate_after_an_interrupt_counts_the_tool_definitions(
+        fake_llm: FakeLLM, tmp_path: Path) -> None:
+    stall = Stall(after_chunks=2, reply=Reply(text="This answer never finishes, sorry."))
+    fake_llm.enqueue(stall)
+    try:
+        async with running_repl(make_settings(tmp_path)) as d:
+            before = d.repl.context_tokens
+            d.line("write a long report")
+            await reached(stall)
+            d.type(ESC)
+            await d.wait_for(INTERRUPTED_LINE, timeout=5)
+            await d.wait_idle(timeout=2)
+            # the question was added, nothing was taken away
+            assert d.repl.context_tokens > before
+            assert d.repl.context_tokens == d.repl.agent.context_tokens()
+    finally:
+        stall.gate.set()
+
+
 @pytest.mark.parametrize("key", [ESC, CTRL_C], ids=["esc", "ctrl-c"])
 async def test_interrupt_mid_stream_returns_the_prompt_and_the_next_question_works(
         fake_llm: FakeLLM, tmp_path: Path, key: str) -> None:

@@ -275,10 +275,15 @@ class LiveRenderer:
         for renderable in renderables:
             self._console.print(renderable)
 
-    def _print_apart(self, *renderables: RenderableType) -> None:
-        """Print something that is not a tool row; it ends any tool grouping."""
+    def end_group(self) -> None:
+        """Something else was printed (e.g. by the host): the next tool call gets its own
+        header instead of a detail line under a header no longer right above it."""
         with self._lock:
             self._last_tool = None
+
+    def _print_apart(self, *renderables: RenderableType) -> None:
+        """Print something that is not a tool row; it ends any tool grouping."""
+        self.end_group()
         self._print(*renderables)
 
     def _print_notice(self, notice: Notice) -> None:

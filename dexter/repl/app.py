@@ -176,7 +176,10 @@ class Repl:
         return self.session.agent if self.session is not None else None
 
     def print(self, *items: RenderableType | str, style: str = "") -> None:
-        """Print finished output above the prompt."""
+        """Print finished output above the prompt (it ends the live view's tool grouping)."""
+        renderer = self._renderer
+        if isinstance(renderer, LiveRenderer):
+            renderer.end_group()
         for item in items:
             if isinstance(item, str):
                 self.console.print(Text(item, style=style))
@@ -409,7 +412,7 @@ class Repl:
                     tool_calls=pad.tool_call_records(),
                     total_time_ms=int((time.monotonic() - started) * 1000),
                     model=agent.setup.model.model))
-        self.context_tokens = estimate_message_tokens(messages)
+        self.context_tokens = context_estimate(agent, messages)
         self.print(INTERRUPTED_LINE, style=WARNING)
 
     # -- prompts from the agent ---------------------------------------------------------------
@@ -791,6 +794,16 @@ class Repl:
         finally:
             await close_session(self.session)
         return 1 if failed else 0
+
+
+def context_estimate(agent: Any, messages: Sequence[Message]) -> int:
+    """Tokens the agent's next request would hold (tool definitions included, as in the
+    closing line of a finished run)."""
+    estimate = getattr(agent, "context_tokens", None)
+    if callable(estimate):
+        with contextlib.suppress(Exception):
+            return int(estimate())
+    return estimate_message_tokens(messages)
 
 
 def _empty_buffer() -> Any:
