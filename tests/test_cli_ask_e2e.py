@@ -89,6 +89,9 @@ def test_auth_error_is_explained_without_leaking_the_key(fake: FakeLLM, tmp_path
     assert "OPENAI_API_KEY" in output
     assert SECRET_OPENAI not in output
     assert len(fake.requests) == 1  # auth errors are not retried
+    # the renderer labels the failure once: no "Error: Error: ..."
+    assert "Error: OpenAI rejected the API key" in output
+    assert "Error: Error:" not in output
 
 
 def test_rate_limit_is_retried_then_answers(fake: FakeLLM, tmp_path: Path) -> None:

@@ -156,7 +156,7 @@ class Agent:
                     else:
                         yield item
             except ProviderError as err:
-                yield self._done(state, pad, f"Error: {err.message}", "error", err.kind)
+                yield self._done(state, pad, err.message, "error", err.kind)
                 return
             assert response is not None
             reply = response.message
