@@ -335,3 +335,58 @@ def test_fakedata_harness_mode_serves_the_bundled_fixtures(tmp_path: Path) -> No
     finally:
         proc.terminate()
         assert proc.wait(timeout=5) == 0
+
+
+@pytest.mark.parametrize("env", [{}, KEYED], ids=["keyless", "keyed"])
+async def test_routing_prompts_name_only_sub_tools_the_registry_offers(
+        settings: Settings, env: dict[str, str]) -> None:
+    """Every snake_case name a routing prompt mentions is an offered sub-tool, one of its
+    parameters, or a sub-tool the prompt marks as unavailable (the reference's prompts named
+    tools that did not exist)."""
+    import re
+
+    from dexter.tools.finance.router import RoutedFinanceTool
+    from dexter.tools.registry import build_tools
+
+    opts = SourceOptions(sec_rate_limiter=None, today=TODAY)
+    registry = [t for t in build_tools(settings) if t.name in
+                {"get_financials", "get_market_data", "read_filings", "stock_screener"}]
+    assert len(registry) == 4
+    for tool in registry:
+        tool.env, tool.source_options = env, opts
+        model = ScriptedModel(text="nothing fits")
+        ctx, _ = context(settings, model)
+        with pytest.raises(ToolFailure):
+            await run(tool, "anything", ctx)
+        if not model.requests:  # get_market_data without a key never routes
+            assert tool.name == "get_market_data" and not env
+            continue
+        request = model.requests[0]
+        offered = {t.name for t in request.tools}
+        params = {p for t in request.tools for p in _schema_names(t.parameters)}
+        hidden = ({s.name for s in tool.subtools} - offered
+                  if isinstance(tool, RoutedFinanceTool) else set())
+        # the screener's field catalog (one JSON line) lists data fields, not tools
+        prose = "\n".join(line for line in request.system.splitlines()
+                          if not line.startswith(("{", "[")))
+        named = set(re.findall(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b", prose))
+        unknown = named - offered - params - hidden
+        assert not unknown, f"{tool.name} prompt names {sorted(unknown)}"
+        if isinstance(tool, RoutedFinanceTool):
+            assert offered <= {s.name for s in tool.subtools}
+            assert all(name in request.system for name in hidden)
+
+
+def _schema_names(schema: Any) -> set[str]:
+    """Property names anywhere in a JSON schema (including $defs)."""
+    names: set[str] = set()
+    if isinstance(schema, dict):
+        props = schema.get("properties")
+        if isinstance(props, dict):
+            names.update(props)
+        for value in schema.values():
+            names |= _schema_names(value)
+    elif isinstance(schema, list):
+        for value in schema:
+            names |= _schema_names(value)
+    return names
