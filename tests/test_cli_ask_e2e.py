@@ -81,6 +81,28 @@ def test_missing_key_exits_2_naming_the_variable(tmp_path: Path) -> None:
     assert "ANTHROPIC_API_KEY" in result.stderr
 
 
+@pytest.mark.parametrize(("toml", "expected"), [
+    ('[context]\nmax_tool_result_chars = "big"\n',
+     "[context]: 'max_tool_result_chars' must be a whole number"),
+    ("[context\n", "is not valid TOML"),
+])
+def test_bad_config_exits_2_and_prints_the_error_as_written(tmp_path: Path, toml: str,
+                                                            expected: str) -> None:
+    config = tmp_path / "bad.toml"
+    config.write_text(toml, encoding="utf-8")
+    result = run_cli(["ask", "--config", str(config), "hi"], cwd=tmp_path,
+                     env=cli_env(None, tmp_path, OPENAI_API_KEY="sk-test-x"))
+    assert result.code == 2
+    assert expected in result.stderr  # "[context]" is text, not rich markup
+
+
+def test_unknown_provider_names_the_config_table_to_add(tmp_path: Path) -> None:
+    result = run_cli(["ask", "--model", "nosuch:foo", "hi"], cwd=tmp_path,
+                     env=cli_env(None, tmp_path, OPENAI_API_KEY="sk-test-x"))
+    assert result.code == 2
+    assert "[providers.nosuch] with base_url" in result.stderr
+
+
 def test_auth_error_is_explained_without_leaking_the_key(fake: FakeLLM, tmp_path: Path) -> None:
     fake.enqueue(HttpError.openai_auth())
     result = run_cli(["ask", "hi"], cwd=tmp_path, env=cli_env(fake, tmp_path))

@@ -29,9 +29,11 @@ def settings_for(config: Path | None, **overrides: Any) -> Settings:
 def print_error(message: str) -> None:
     """Print an error to stderr (red on a terminal)."""
     from rich.console import Console
+    from rich.text import Text
 
-    Console(stderr=True, highlight=False, soft_wrap=True).print(f"[bold red]Error:[/] {message}",
-                                                               markup=True)
+    # The message is plain text: a "[context]" in it must print as written, not as markup.
+    Console(stderr=True, highlight=False, soft_wrap=True).print(
+        Text("Error: ", style="bold red") + Text(message))
 
 
 def stdout_console(plain: bool = False) -> Any:
