@@ -29,6 +29,7 @@ from dexter.tools.finance.sources import (
     SourceOptions,
     SourceSet,
     build_sources,
+    capability_list,
     unlock_message,
 )
 from dexter.tools.finance.subtools import SubTool
@@ -229,8 +230,9 @@ class RoutedFinanceTool(FinanceTool):
             offered = [s for s in self.subtools if sources.supports(s.capability)]
             missing = [s for s in self.subtools if not sources.supports(s.capability)]
             if not offered:
-                raise ToolFailure(unlock_message(self.subtools[0].capability,
-                                                 self.description.split(".")[0].lower()))
+                raise ToolFailure(unlock_message(
+                    self.subtools[0].capability,
+                    capability_list(s.capability for s in self.subtools)))
             ctx.progress(self.progress_text)
             calls = await self._route(query, offered, missing, ctx)
             planned = plan_calls(calls, offered, self.subtools, sources)
@@ -254,9 +256,8 @@ class RoutedFinanceTool(FinanceTool):
         if not calls:
             hint = ""
             if missing:
-                hint = " " + unlock_message(missing[0].capability, ", ".join(
-                    sorted({s.description.split(':')[0].split('.')[0].lower()
-                            for s in missing})))
+                hint = " " + unlock_message(missing[0].capability,
+                                            capability_list(s.capability for s in missing))
             said = response.message.text.strip()
             raise ToolFailure(f"No data call fits this query with the configured sources "
                               f"({', '.join(s.name for s in offered)})."

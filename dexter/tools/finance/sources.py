@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import TracebackType
 
@@ -95,6 +95,14 @@ def build_sources(
         timeout=opts.http_timeout, rate_limiter=opts.sec_rate_limiter, today=opts.today,
     ))
     return SourceSet(sources)
+
+
+def capability_list(capabilities: Iterable[Capability]) -> str:
+    """``stock prices, company news, and crypto prices``: labels, deduplicated, in order."""
+    labels = list(dict.fromkeys(CAPABILITY_LABELS[c] for c in capabilities))
+    if len(labels) < 3:
+        return " and ".join(labels)
+    return ", ".join(labels[:-1]) + ", and " + labels[-1]
 
 
 def unlock_message(capability: Capability, what: str | None = None) -> str:
