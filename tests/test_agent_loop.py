@@ -16,6 +16,7 @@ from dexter.agent.queue import MessageQueue
 from dexter.config import Settings
 from dexter.events import (
     ApprovalChoice,
+    Compaction,
     ContextCleared,
     Done,
     Event,
@@ -27,8 +28,9 @@ from dexter.events import (
     ToolLimit,
     ToolStart,
 )
-from dexter.messages import AssistantMessage, ToolCall, ToolResultMessage, UserMessage
+from dexter.messages import AssistantMessage, ToolCall, ToolResultMessage, Usage, UserMessage
 from dexter.permissions.base import DefaultPermissions
+from dexter.providers.base import ModelResponse
 from dexter.providers.errors import ProviderError
 from dexter.testing.scripted import ScriptedModel
 from dexter.tools.base import Tool, ToolContext, ToolFailure
@@ -354,3 +356,32 @@ async def test_cancel_mid_run_keeps_the_scratchpad(tmp_path: Path) -> None:
 
     _repaired, report = repair_transcript(agent.messages)
     assert report.interrupted == 1
+
+
+# ---------------------------------------------------------------- threshold basis
+
+
+def _reported(reply: AssistantMessage | str, input_tokens: int) -> ModelResponse:
+    message = reply if isinstance(reply, AssistantMessage) else AssistantMessage(text=reply)
+    return ModelResponse(message=message, usage=Usage(input_tokens=input_tokens, output_tokens=5))
+
+
+# The last round's call and result are added to the reported count as an estimate (a few
+# dozen tokens), so "under" sits just below the 95,000 threshold.
+@pytest.mark.parametrize(("last_reported", "compacts"), [(94_900, False), (95_001, True)])
+async def test_threshold_uses_the_last_calls_count_not_the_running_total(
+        tmp_path: Path, last_reported: int, compacts: bool) -> None:
+    # Four calls of 60,000 input tokens sum to 240,000, far over the 95,000 threshold of a
+    # 128,000 window: only the last call's own count may decide.
+    rounds = [_reported(AssistantMessage(tool_calls=(call("calculator", f"c{i}", expression=f"{i}+1"),)),
+                        60_000) for i in range(3)]
+    last = _reported(AssistantMessage(tool_calls=(call("calculator", "c3", expression="3+1"),)),
+                     last_reported)
+    fast = ScriptedModel(["<summary>Numerical Data: 1, 2, 3</summary>"], model="fast")
+    model = ScriptedModel([*rounds, last, "The answer."])
+    events = await collect(make_agent(tmp_path, model, fast_model=fast))
+    done = events[-1]
+    assert isinstance(done, Done) and done.status == "ok"
+    assert done.token_usage["input_tokens"] >= 3 * 60_000 + last_reported  # the running total
+    assert any(isinstance(e, Compaction) for e in events) is compacts
+    assert len(fast.requests) == (1 if compacts else 0)
