@@ -394,3 +394,43 @@ def _schema_names(schema: Any) -> set[str]:
         for value in schema:
             names |= _schema_names(value)
     return names
+
+
+async def test_empty_financial_datasets_rows_fall_back_to_edgar(
+        settings: Settings, server: FakeDataServer) -> None:
+    server.route("/financials/cash-flow-statements/", {"cash_flow_statements": []})
+    model = ScriptedModel([("get_cash_flow_statements", {"ticker": "AAPL",
+                                                         "period": "quarterly", "limit": 4})])
+    ctx, _ = context(settings, model)
+    _, body = await run(tools(settings, KEYED)["get_financials"], "Apple quarterly FCF", ctx)
+    entry = body["data"]["cash_flow_statements[AAPL, quarterly]"]
+    assert entry["source"] == "SEC EDGAR (XBRL company facts)"
+    assert entry["notes"][0] == ("Fell back to SEC EDGAR (XBRL company facts): Financial "
+                                 "Datasets returned no data for get_cash_flow_statements "
+                                 "with these arguments.")
+    assert "| free_cash_flow | 23,903,000,000 |" in entry["data"]
+
+
+async def test_empty_rows_are_kept_with_the_fallback_error_when_edgar_fails(
+        settings: Settings, server: FakeDataServer) -> None:
+    server.route("/financials/income-statements/", {"income_statements": []})
+    server.route("/files/company_tickers.json", {})
+    model = ScriptedModel([("get_income_statements", {"ticker": "AAPL"})])
+    ctx, _ = context(settings, model)
+    out, body = await run(tools(settings, KEYED)["get_financials"], "Apple revenue", ctx)
+    entry = body["data"]["income_statements[AAPL, annual]"]
+    assert entry["source"] == "Financial Datasets"
+    assert entry["data"] == "(none: the source returned no rows for these arguments)"
+    assert entry["notes"][1].startswith("Unknown ticker 'AAPL' in SEC EDGAR's company list.")
+    assert not out.is_error
+
+
+async def test_market_data_without_rows_says_so(settings: Settings,
+                                                server: FakeDataServer) -> None:
+    server.route("/news", {"news": []})
+    model = ScriptedModel([("get_company_news", {"ticker": "AAPL"})])
+    ctx, _ = context(settings, model)
+    _, body = await run(tools(settings, KEYED)["get_market_data"], "Apple news", ctx)
+    assert body["data"]["news[AAPL]"] == {
+        "source": "Financial Datasets",
+        "data": "(none: the source returned no rows for these arguments)"}

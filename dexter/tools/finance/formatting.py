@@ -103,7 +103,7 @@ def _provenance(records: list[dict[str, Any]]) -> list[str]:
 def records_table(records: list[Any], max_rows: int = MAX_ROWS) -> str:
     """Rows of records; keeps the first and last rows of a long list and counts the rest."""
     if not records:
-        return "(no rows)"
+        return "(none: the source returned no rows for these arguments)"
     if not all(isinstance(r, dict) for r in records):
         return ", ".join(fmt_value("", r) for r in records[: max_rows * 5]) + (
             f" ... and {len(records) - max_rows * 5} more" if len(records) > max_rows * 5 else "")

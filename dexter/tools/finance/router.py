@@ -136,26 +136,51 @@ async def _run_one(item: _Planned, sources: SourceSet, ctx: ToolContext,
     if not candidates:
         outcome.error = unlock_message(item.sub.capability)
         return outcome
+    empty: DataResult | None = None
     async with gate:
-        for source in candidates:
+        for i, source in enumerate(candidates):
             ctx.progress(f"Fetching {item.key} from {source.label}...")
             try:
-                outcome.result = await asyncio.wait_for(item.sub.run(source, item.args),
-                                                        config.subcall_timeout)
-                return outcome
+                result = await asyncio.wait_for(item.sub.run(source, item.args),
+                                                config.subcall_timeout)
             except (UnsupportedError, PlanError) as exc:
                 outcome.notes.append(str(exc))
                 continue
             except TimeoutError:
                 outcome.error = (f"{item.sub.name} timed out after {config.subcall_timeout:g}s "
                                  f"and was cancelled; ask for less data or try again.")
-                return outcome
+                break
             except DataError as exc:
                 outcome.error = str(exc)
-                return outcome
-    outcome.error = " ".join(outcome.notes) or f"No source could answer {item.sub.name}."
+                break
+            if is_empty(result.data) and i + 1 < len(candidates):
+                # e.g. Financial Datasets has no rows for this company: EDGAR may have them
+                empty = empty or result
+                outcome.notes.append(f"{source.label} returned no data for {item.sub.name} "
+                                     f"with these arguments.")
+                continue
+            outcome.result = result
+            if outcome.notes:
+                outcome.notes[0] = f"Fell back to {result.source}: {outcome.notes[0]}"
+            return outcome
+    if empty is not None:
+        outcome.result = empty
+        outcome.notes = [*outcome.notes, *([outcome.error] if outcome.error else [])]
+        outcome.error = None
+        return outcome
+    if outcome.error is None:
+        outcome.error = " ".join(outcome.notes) or f"No source could answer {item.sub.name}."
     outcome.notes = []
     return outcome
+
+
+def is_empty(data: Any) -> bool:
+    """No rows: an empty list, or an object whose every value is an empty list."""
+    if isinstance(data, list):
+        return not data
+    if isinstance(data, dict) and data:
+        return all(isinstance(v, list) and not v for v in data.values())
+    return data is None
 
 
 async def execute(planned: list[_Planned], sources: SourceSet, ctx: ToolContext,
@@ -180,7 +205,6 @@ async def execute(planned: list[_Planned], sources: SourceSet, ctx: ToolContext,
         entry = item.sub.render(outcome.result)
         if outcome.notes:
             entry["notes"] = [*outcome.notes, *entry.get("notes", [])]
-            entry["notes"][0] = f"Fell back to {outcome.result.source}: {outcome.notes[0]}"
         data[outcome.key] = entry
         urls.extend(outcome.result.urls)
     if errors:
