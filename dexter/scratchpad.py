@@ -38,8 +38,11 @@ RECORDED_EVENT_TYPES = frozenset({
     "done",
 })
 
-# Argument names whose string value is "the query" of a call, in order of preference.
-QUERY_ARG_NAMES = ("query", "search", "question", "q", "text", "input", "url", "path", "command")
+# Argument names whose string value is "the query" of a call, in order of preference. Only
+# prose is compared by word overlap: paths, URLs and commands are identifiers ("f1.txt" and
+# "f2.txt", or two filings on one host, share most of their words), so they only count as
+# repeats when the arguments are exactly the same.
+QUERY_ARG_NAMES = ("query", "search", "question", "q", "text", "input")
 
 COMPACTION_MARKER = "---\n\nNew data retrieved after compaction:"
 

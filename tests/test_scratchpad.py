@@ -283,9 +283,20 @@ def test_short_words_and_punctuation_do_not_count(tmp_path: Path) -> None:
 def test_query_argument_preference_and_identical_args(tmp_path: Path) -> None:
     pad = make(tmp_path, max_calls_per_tool=10)
     call(pad, "read_file", path="reports/nvda annual report.txt", offset=0)
-    warning = pad.check_tool_limit(
-        "read_file", {"path": "reports/nvda annual report.txt", "offset": 200}
-    )
+    # The next page of the same file, or another file with a similar name, is new data.
+    assert pad.check_tool_limit(
+        "read_file", {"path": "reports/nvda annual report.txt", "offset": 200}) is None
+    assert pad.check_tool_limit("read_file", {"path": "reports/amd annual report.txt"}) is None
+    call(pad, "read_file", path="f0.txt")
+    assert pad.check_tool_limit("read_file", {"path": "f1.txt"}) is None
+    call(pad, "web_fetch", url="https://www.sec.gov/Archives/edgar/data/1045810/nvda-20240128.htm")
+    assert pad.check_tool_limit(
+        "web_fetch", {"url": "https://www.sec.gov/Archives/edgar/data/1045810/nvda-20230129.htm"},
+    ) is None
+    repeat = pad.check_tool_limit("read_file", {"path": "f0.txt"})
+    assert repeat is not None and "exactly the same arguments" in repeat
+    call(pad, "web_search", query="nvda annual report revenue", path="ignored")
+    warning = pad.check_tool_limit("web_search", {"query": "NVDA annual-report revenue!"})
     assert warning is not None and "very similar" in warning
     call(pad, "get_financials", ticker="NVDA", period="annual")
     again = pad.check_tool_limit("get_financials", {"period": "annual", "ticker": "NVDA"})
