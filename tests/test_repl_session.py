@@ -356,9 +356,23 @@ async def test_model_picker_dialog(fake_llm: FakeLLM, tmp_path: Path) -> None:
         await asyncio.sleep(0.2)
         d.type("1")      # OpenAI
         await asyncio.sleep(0.2)
-        d.type("5")      # the fifth OpenAI model in the catalog
+        d.type("1" + "2" + ENTER)  # more than 9 models: digits move, enter confirms
         await d.wait_for("saved for next sessions")
-    assert load_saved_model(make_settings(tmp_path)) == "gpt-5-mini"
+    assert load_saved_model(make_settings(tmp_path)) == "o3"
+
+
+async def test_model_picker_starts_on_the_current_provider_and_model(
+        fake_llm: FakeLLM, tmp_path: Path) -> None:
+    async with running_repl(make_settings(tmp_path, model="gpt-4.1-nano")) as d:
+        d.line("/model")
+        await d.wait_until(lambda: d.repl._prompt is not None and not d.repl._prompt.app.is_running,
+                           "the picker replaced the prompt")
+        await asyncio.sleep(0.2)
+        d.type(ENTER)    # the cursor starts on OpenAI ✓
+        await asyncio.sleep(0.2)
+        d.type(ENTER)    # ... and on GPT-4.1 nano ✓
+        await d.wait_for("saved for next sessions")
+    assert load_saved_model(make_settings(tmp_path)) == "gpt-4.1-nano"
 
 
 async def test_missing_key_still_opens_with_guidance(

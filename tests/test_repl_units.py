@@ -209,6 +209,39 @@ def test_select_dialog_text_option() -> None:
     assert dialog.done and dialog.result == "llama3.2"
 
 
+def test_select_dialog_numbers_past_nine_move_the_cursor_and_enter_confirms() -> None:
+    options = [Option(str(n), n) for n in range(1, 13)]
+    dialog = SelectDialog[int]([], options, escape_value=None)
+    dialog.handle("1")
+    assert not dialog.done and dialog.cursor == 0
+    dialog.handle("2")
+    assert dialog.cursor == 11          # "12"
+    dialog.handle("3")
+    assert dialog.cursor == 2           # "123" is too big: starts again at "3"
+    dialog.handle("down")
+    dialog.handle("1")
+    dialog.handle("0")
+    assert dialog.cursor == 9           # a key in between started a fresh number
+    dialog.handle("enter")
+    assert dialog.done and dialog.result == 10
+
+
+@pytest.mark.parametrize(("count", "done"), [(9, True), (10, False)])
+def test_select_dialog_digit_picks_at_once_up_to_nine_options(count: int, done: bool) -> None:
+    dialog = SelectDialog[int]([], [Option(str(n), n) for n in range(1, count + 1)],
+                               escape_value=None)
+    dialog.handle("3")
+    assert dialog.done is done and dialog.cursor == 2
+
+
+def test_select_dialog_whole_number_typed_as_a_line_picks() -> None:
+    dialog = SelectDialog[int]([], [Option(str(n), n) for n in range(1, 13)], escape_value=None,
+                               selected=4)
+    assert dialog.cursor == 4
+    dialog.handle("11")
+    assert dialog.done and dialog.result == 11
+
+
 QUESTIONS = [
     {"question": "Which period?", "header": "Period",
      "options": [{"label": "Annual"}, {"label": "Quarterly"}]},

@@ -83,7 +83,7 @@ async def run_dialog(dialog: Dialog, *, color: bool = True,
     bind(("enter",), "enter", selecting)
     bind(("space",), "space", selecting)
     bind(("escape",), "escape", selecting)
-    for digit in "123456789":
+    for digit in "0123456789":
         bind((digit,), digit, selecting)
 
     @kb.add("c-c", eager=True)

@@ -4,8 +4,8 @@ Each dialog is pure: ``handle(key, text)`` moves its state and sets ``done``/``r
 ``render()`` returns what to draw as rich renderables. ``dexter.repl.dialog_app`` runs one
 in prompt-toolkit; tests drive them with key names directly. Keys: ``up``, ``down``,
 ``left``, ``right``, ``enter``, ``space``, ``escape``, ``abort`` (Ctrl-C), a digit
-``"1"``..``"9"``, and, while ``text_mode`` is on, ``text-enter``/``text-escape`` with the
-typed text.
+``"1"``..``"9"`` (or a whole number such as ``"12"``, typed as a line), and, while
+``text_mode`` is on, ``text-enter``/``text-escape`` with the typed text.
 """
 
 from __future__ import annotations
@@ -73,7 +73,8 @@ class SelectDialog(Generic[T]):
 
     def __init__(self, header: Sequence[RenderableType], options: Sequence[Option[T]], *,
                  escape_value: T | None, footer: str = "enter to confirm · esc to cancel",
-                 text_option: int | None = None, text_prompt: str = "") -> None:
+                 text_option: int | None = None, text_prompt: str = "",
+                 selected: int = 0) -> None:
         if not options:
             raise ValueError("a dialog needs at least one option")
         self.header = list(header)
@@ -82,10 +83,11 @@ class SelectDialog(Generic[T]):
         self.footer = footer
         self.text_option = text_option
         self.text_prompt = text_prompt
-        self.cursor = 0
+        self.cursor = selected if 0 <= selected < len(self.options) else 0
         self.done = False
         self.text_mode = False
         self.result: T | str | None = None
+        self._typed = ""
 
     def _finish(self, value: T | str | None) -> None:
         self.result, self.done = value, True
@@ -97,10 +99,27 @@ class SelectDialog(Generic[T]):
             return
         self._finish(self.options[index].value)
 
+    def _digit(self, key: str) -> None:
+        """Up to 9 options a digit picks at once; with more, typed digits move the cursor
+        (``1`` then ``2`` reaches option 12) and enter confirms. A whole number picks."""
+        count = len(self.options)
+        if count <= 9 or len(key) > 1:
+            if 1 <= int(key) <= count:
+                self._choose(int(key) - 1)
+            return
+        typed = self._typed + key
+        if not 1 <= int(typed) <= count:
+            typed = key
+        if 1 <= int(typed) <= count:
+            self.cursor, self._typed = int(typed) - 1, typed
+        else:
+            self._typed = ""
+
     def handle(self, key: str, text: str = "") -> None:
         """Apply one key."""
         if self.done:
             return
+        typed, self._typed = self._typed, ""
         if key == "abort":
             self._finish(ABORT)
         elif self.text_mode:
@@ -108,6 +127,9 @@ class SelectDialog(Generic[T]):
                 self._finish(text.strip())
             elif key == "text-escape":
                 self.text_mode = False
+        elif key.isdigit():
+            self._typed = typed
+            self._digit(key)
         elif key in ("up", "left"):
             self.cursor = (self.cursor - 1) % len(self.options)
         elif key in ("down", "right"):
@@ -116,8 +138,6 @@ class SelectDialog(Generic[T]):
             self._choose(self.cursor)
         elif key == "escape":
             self._finish(self.escape_value)
-        elif key.isdigit() and 1 <= int(key) <= len(self.options):
-            self._choose(int(key) - 1)
 
     def render(self) -> RenderableType:
         """The dialog as it looks now."""

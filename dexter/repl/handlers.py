@@ -220,6 +220,18 @@ def _provider_options(repl: Repl) -> list[Option[str]]:
     return options
 
 
+def _marked(options: list[Option[str]]) -> int:
+    """The index of the option marked current (✓), else 0: the cursor starts there."""
+    return next((i for i, o in enumerate(options) if o.label.endswith(" ✓")), 0)
+
+
+def _current_model(repl: Repl) -> str:
+    try:
+        return resolve_model(repl.settings.model, repl.settings).name
+    except ConfigError:
+        return repl.settings.model
+
+
 def _current_provider(repl: Repl) -> str:
     try:
         return resolve_model(repl.settings.model, repl.settings).provider.id
@@ -227,14 +239,15 @@ def _current_provider(repl: Repl) -> str:
         return ""
 
 
-def _model_options(provider: ProviderInfo) -> list[Option[str]]:
+def _model_options(provider: ProviderInfo, current: str = "") -> list[Option[str]]:
     ids = [m.id for m in provider.models] or [provider.default_model]
     options = []
     for model_id in ids:
         info = provider.find_model(model_id)
         label = f"{info.display_name} ({model_id})" if info and info.display_name != model_id else model_id
         name = model_id if provider.name_prefix or provider.id == "openai" else f"{provider.id}:{model_id}"
-        options.append(Option(label, name))
+        mark = " ✓" if current in (name, model_id) and current else ""
+        options.append(Option(label + mark, name))
     options.append(Option("Type a model name…", TYPE_MODEL))
     return options
 
@@ -244,21 +257,24 @@ async def model_command(repl: Repl, arg: str) -> None:
     if arg:
         await switch_model(repl, arg)
         return
+    providers = _provider_options(repl)
     pick_provider = SelectDialog(
         [Text("Select provider", style="bold"),
          Text("Applies to this session and the next ones.", style=MUTED)],
-        _provider_options(repl), escape_value=None)
+        providers, escape_value=None, selected=_marked(providers))
     await repl.show_dialog(pick_provider)
     if not isinstance(pick_provider.result, str) or pick_provider.result == "abort":
         repl.note("Model unchanged.")
         return
     provider = provider_info(pick_provider.result, repl.settings)
-    options = _model_options(provider)
+    current = _current_model(repl) if provider.id == _current_provider(repl) else ""
+    options = _model_options(provider, current)
     pick_model = SelectDialog(
         [Text(f"Select model for {provider.display_name}", style="bold"),
          Text(_key_status(provider), style=MUTED)],
         options, escape_value=None, text_option=len(options) - 1,
-        text_prompt=f"Model name on {provider.display_name} (enter to use it, esc to go back):")
+        text_prompt=f"Model name on {provider.display_name} (enter to use it, esc to go back):",
+        selected=_marked(options))
     await repl.show_dialog(pick_model)
     choice = pick_model.result
     if not isinstance(choice, str) or choice == "abort":
@@ -295,7 +311,7 @@ async def search_command(repl: Repl, arg: str) -> None:
         dialog = SelectDialog(
             [Text("Select web search provider", style="bold"),
              Text("dexter tries it first and falls back to the others whose key is set.",
-                  style=MUTED)], options, escape_value=None)
+                  style=MUTED)], options, escape_value=None, selected=_marked(options))
         await repl.show_dialog(dialog)
         choice = (dialog.result if isinstance(dialog.result, str) and dialog.result in key_vars
                   else None)
