@@ -240,6 +240,18 @@ async def test_8k_includes_press_release_exhibit(edgar: EdgarSource) -> None:
     assert any(u.endswith("a8-kex991q4202409282024.htm") for u in result.urls)
 
 
+async def test_reading_a_recent_filing_does_not_page_through_older_filings(
+        edgar: EdgarSource, server: FakeDataServer) -> None:
+    await edgar.filing_items("AAPL", filing_type="10-K", accession_number=K24,
+                             items=("Item-1",))
+    assert not server.requests_for("/submissions/CIK0000320193-submissions-001.json")
+    # an older filing is found on the next page (its document is not in the fixtures)
+    with pytest.raises(NotFoundError, match="SEC EDGAR has no 10-K 0000320193-21-000105"):
+        await edgar.filing_items("AAPL", filing_type="10-K",
+                                 accession_number="0000320193-21-000105")
+    assert len(server.requests_for("/submissions/CIK0000320193-submissions-001.json")) == 1
+
+
 async def test_unknown_accession_says_to_list_filings(edgar: EdgarSource) -> None:
     with pytest.raises(NotFoundError, match="List the company's filings"):
         await edgar.filing_items("AAPL", filing_type="10-K", accession_number="0000-00-0")

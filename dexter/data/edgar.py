@@ -329,9 +329,10 @@ class EdgarSource(DataSource):
         return rows
 
     async def _all_filings(
-        self, company: Company, wanted: set[str], limit: int
+        self, company: Company, wanted: set[str], limit: int, *, until: str | None = None
     ) -> tuple[list[dict[str, Any]], list[str]]:
-        """Filings of the wanted forms, reading older pages only while more are needed."""
+        """Filings of the wanted forms, reading older pages only while more are needed
+        (and, with ``until``, only until that accession number is found)."""
         subs, url = await self._submissions(company)
         urls = [url]
         filings_block = subs.get("filings") or {}
@@ -339,6 +340,8 @@ class EdgarSource(DataSource):
                  if not wanted or r.get("filing_type") in wanted]
         for page in filings_block.get("files") or []:
             if len(found) >= limit or not isinstance(page, dict) or not page.get("name"):
+                break
+            if until and any(r["accession_number"] == until for r in found):
                 break
             data, page_url = await self._get(
                 f"{self.data_url}/submissions/{page['name']}", namespace="edgar/submissions",
@@ -361,7 +364,7 @@ class EdgarSource(DataSource):
         return DataResult(rows, "SEC EDGAR (submissions)", tuple(urls))
 
     async def _find_filing(self, company: Company, accession: str) -> dict[str, Any]:
-        rows, _ = await self._all_filings(company, set(), 10_000)
+        rows, _ = await self._all_filings(company, set(), 10_000, until=accession)
         for row in rows:
             if row["accession_number"] == accession:
                 return row
