@@ -181,10 +181,17 @@ def test_replay_re_renders_the_run(fake: FakeLLM, tmp_path: Path) -> None:
     assert "what is six times seven" in replayed.stdout
     assert "Calculator" in replayed.stdout
     assert "The answer is 42." in replayed.stdout
-    assert "Skipped 1 corrupt line" in replayed.stderr
+    assert "Skipped 1 line corrupt in" in replayed.stderr
     as_json = run_cli(["replay", "--json", str(pad)], cwd=tmp_path, env=env)
     types = [e["type"] for e in as_json.events]
     assert types[0] == "run_start" and types[-1] == "done" and "tool_end" in types
+
+
+def test_replay_of_a_file_with_no_readable_entry_fails(tmp_path: Path) -> None:
+    (tmp_path / "bad.jsonl").write_text("not json\n", encoding="utf-8")
+    result = run_cli(["replay", "bad.jsonl"], cwd=tmp_path, env=cli_env(None, tmp_path))
+    assert result.code == 1
+    assert "holds no readable entries (1 line corrupt)" in result.stderr
 
 
 def test_replay_of_a_missing_file_is_a_usage_error(tmp_path: Path) -> None:
@@ -234,7 +241,7 @@ def test_ctrl_c_mid_stream_exits_130_and_keeps_the_scratchpad(fake: FakeLLM, tmp
     try:
         assert stall.reached.wait(20), "the stream never reached the stall"
         proc.send_signal(signal.SIGINT)
-        stdout, stderr = proc.communicate(timeout=20)
+        _stdout, stderr = proc.communicate(timeout=20)
     finally:
         stall.gate.set()
         if proc.poll() is None:

@@ -22,7 +22,7 @@ def run_replay(path: Path, *, json_out: bool = False) -> int:
         print_error(f"Cannot read {path}: {exc.strerror}.")
         return EXIT_FAILED
     if not log.entries:
-        print_error(f"{path} holds no readable entries ({log.skipped} corrupt lines).")
+        print_error(f"{path} holds no readable entries ({_lines(log.skipped)} corrupt).")
         return EXIT_FAILED
     console = stdout_console(plain=json_out)
     renderer = choose_renderer(console, json=json_out, is_terminal=console.is_terminal and not json_out)
@@ -34,7 +34,7 @@ def run_replay(path: Path, *, json_out: bool = False) -> int:
         renderer.close()
     notes = []
     if log.skipped:
-        notes.append(f"Skipped {log.skipped} corrupt {'line' if log.skipped == 1 else 'lines'} in {path}.")
+        notes.append(f"Skipped {_lines(log.skipped)} corrupt in {path}.")
     if stats.skipped_count:
         notes.append(f"Skipped {stats.skipped_count} entries of unknown or damaged shape.")
     if notes:
@@ -42,3 +42,7 @@ def run_replay(path: Path, *, json_out: bool = False) -> int:
 
         sys.stderr.write("\n".join(notes) + "\n")
     return EXIT_OK
+
+
+def _lines(count: int) -> str:
+    return f"{count} line" if count == 1 else f"{count} lines"
