@@ -434,3 +434,24 @@ async def test_market_data_without_rows_says_so(settings: Settings,
     assert body["data"]["news[AAPL]"] == {
         "source": "Financial Datasets",
         "data": "(none: the source returned no rows for these arguments)"}
+
+
+def test_derivations_are_grouped_not_repeated_per_field_and_period() -> None:
+    from dexter.tools.finance.formatting import derived_summary, statement_table
+
+    ytd = {f"Q{q} 2024": f"{3 * q}M YTD (10-Q A{q}) minus {3 * q - 3}M YTD (10-Q A{q - 1})"
+           for q in (2, 3, 4)}
+    fields = [f"item_{n}" for n in range(8)]
+    records = [{"report_period": f"2024-0{q * 2}-30", "fiscal_period": f"Q{q} 2024",
+                **{f: 1 for f in fields}, "free_cash_flow": 2,
+                "derived": {**({f: ytd[f"Q{q} 2024"] for f in fields} if q > 1 else {}),
+                            "free_cash_flow": "ops + capex"}}
+               for q in (4, 3, 2, 1)]
+    phrases = derived_summary(records)
+    assert phrases == [
+        f"{', '.join(fields)} = {ytd['Q4 2024']} [Q4 2024]",
+        "free_cash_flow = ops + capex [all periods]",
+        f"{', '.join(fields)} = {ytd['Q3 2024']} [Q3 2024]",
+        f"{', '.join(fields)} = {ytd['Q2 2024']} [Q2 2024]",
+    ]
+    assert statement_table(records).count("minus") == 3

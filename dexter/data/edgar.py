@@ -49,6 +49,7 @@ from dexter.data.xbrl import (
     BALANCE_ITEMS,
     CASH_FLOW_ITEMS,
     INCOME_ITEMS,
+    PAYMENT_FIELDS,
     LineItem,
     build_statement,
     latest_dei_value,
@@ -266,9 +267,13 @@ class EdgarSource(DataSource):
             )
             records = [r for r in records if filters.matches(r["report_period"])][:limit]
             out[STATEMENT_KEYS[name]] = records
-        notes = ("From SEC XBRL company facts: each value as most recently filed (restated "
-                 "values win); source_filing names the filing, 'derived' says which values "
-                 "were computed (quarters from year-to-date values, margins, totals).",)
+        notes: tuple[str, ...] = (
+            "From SEC XBRL company facts: each value as most recently filed (restated values "
+            "win); source_filing names the filing, 'derived' says which values were computed "
+            "(quarters from year-to-date values, margins, totals).",)
+        if kind in ("cash_flow", "all"):
+            notes += (f"Payments ({', '.join(PAYMENT_FIELDS)}) are shown as negative numbers "
+                      f"(outflows); filings report them as positive amounts.",)
         data: Any = out if kind == "all" else out[STATEMENT_KEYS[kind]]
         return DataResult(data, "SEC EDGAR (XBRL company facts)", (url,), notes)
 

@@ -69,7 +69,8 @@ class LineItem:
     """A statement field and the concepts that can fill it, in fallback order.
 
     ``concepts`` are ``us-gaap`` names unless written ``taxonomy:Name``. ``sign=-1``
-    turns a payment (reported positive) into an outflow, as Financial Datasets shows it.
+    turns a payment (reported positive) into an outflow, as Financial Datasets shows it
+    (``PAYMENT_FIELDS``; the source says so once in its notes, not per value).
     """
 
     field: str
@@ -150,6 +151,8 @@ CASH_FLOW_ITEMS: tuple[LineItem, ...] = (
              sign=-1),
     LineItem("share_repurchases", ("PaymentsForRepurchaseOfCommonStock",), sign=-1),
 )
+
+PAYMENT_FIELDS: tuple[str, ...] = tuple(i.field for i in CASH_FLOW_ITEMS if i.sign < 0)
 
 STATEMENT_ITEMS: dict[str, tuple[LineItem, ...]] = {
     "income": INCOME_ITEMS,
@@ -364,11 +367,8 @@ def _collect_rows(
             row.values[item.field] = pv.value * item.sign
             row.facts[item.field] = pv.fact
             row.concepts[item.field] = pv.fact.concept
-            notes = [n for n in (pv.derived,
-                                 f"sign flipped from {pv.fact.concept} (payment shown as outflow)"
-                                 if item.sign < 0 else None) if n]
-            if notes:
-                row.derived[item.field] = "; ".join(notes)
+            if pv.derived:
+                row.derived[item.field] = pv.derived
     return sorted(rows.values(), key=lambda r: r.end, reverse=True)
 
 

@@ -89,15 +89,33 @@ def _provenance(records: list[dict[str, Any]]) -> list[str]:
             sources.append(f"{_column_label(record)} {name}: {where}")
     if sources:
         lines.append("Sources: " + "; ".join(sources))
-    derived: dict[tuple[str, str], list[str]] = {}
-    for record in records:
-        for name, how in (record.get("derived") or {}).items():
-            derived.setdefault((name, str(how)), []).append(str(record.get("fiscal_period") or
-                                                                 record.get("report_period")))
+    derived = derived_summary(records)
     if derived:
-        lines.append("Derived (computed, not reported as such): " + "; ".join(
-            f"{name} = {how} [{', '.join(periods)}]" for (name, how), periods in derived.items()))
+        lines.append("Derived (computed, not reported as such): " + "; ".join(derived))
     return lines
+
+
+def derived_summary(records: list[dict[str, Any]]) -> list[str]:
+    """One phrase per computation: fields computed the same way in the same periods share
+    it (``revenue, net_income = FY (...) minus 9M YTD (...) [Q4 2024]``), so 8 cash flow
+    fields over 20 quarters stay a few lines instead of 160."""
+    periods_of: dict[str, dict[str, list[str]]] = {}
+    all_periods: list[str] = []
+    for record in records:
+        period = str(record.get("fiscal_period") or record.get("report_period"))
+        all_periods.append(period)
+        for name, how in (record.get("derived") or {}).items():
+            periods_of.setdefault(str(how), {}).setdefault(name, []).append(period)
+    phrases: list[str] = []
+    for how, fields in periods_of.items():
+        by_periods: dict[tuple[str, ...], list[str]] = {}
+        for name, periods in fields.items():
+            by_periods.setdefault(tuple(periods), []).append(name)
+        for group, names in by_periods.items():
+            where = ("all periods" if len(all_periods) > 1 and list(group) == all_periods
+                     else ", ".join(group))
+            phrases.append(f"{', '.join(names)} = {how} [{where}]")
+    return phrases
 
 
 def records_table(records: list[Any], max_rows: int = MAX_ROWS) -> str:
