@@ -455,3 +455,21 @@ def test_derivations_are_grouped_not_repeated_per_field_and_period() -> None:
         f"{', '.join(fields)} = {ytd['Q2 2024']} [Q2 2024]",
     ]
     assert statement_table(records).count("minus") == 3
+
+
+async def test_exact_date_parameters_reach_financial_datasets(
+        settings: Settings, server: FakeDataServer) -> None:
+    fin = ScriptedModel([("get_historical_key_ratios", {"ticker": "AAPL",
+                                                        "report_period": "2024-09-28"})])
+    ctx, _ = context(settings, fin)
+    await run(tools(settings, KEYED)["get_financials"], "Apple P/E at FY2024 end", ctx)
+    assert server.requests_for("/financial-metrics/")[-1].param("report_period") == "2024-09-28"
+    market = ScriptedModel([("get_insider_trades", {"ticker": "AAPL",
+                                                    "filing_date": "2024-10-04"}),
+                            ("get_institutional_holdings", {"ticker": "AAPL",
+                                                            "report_period": "2024-09-30"})])
+    ctx, _ = context(settings, market)
+    await run(tools(settings, KEYED)["get_market_data"], "Apple insiders and holders", ctx)
+    assert server.requests_for("/insider-trades/")[-1].param("filing_date") == "2024-10-04"
+    assert server.requests_for("/institutional-holdings/")[-1].param("report_period") == \
+        "2024-09-30"

@@ -48,9 +48,22 @@ class ReportPeriodBounds(BaseModel):
                           lt=self.report_period_lt, lte=self.report_period_lte)
 
 
-class FilingDateBounds(BaseModel):
-    """Optional bounds on the filing date."""
+class ExactReportPeriod(ReportPeriodBounds):
+    """Bounds on the period end date, or one exact period end."""
 
+    report_period: IsoDate | None = Field(None, description="Exactly this period end")
+
+    def filters(self) -> DateFilter:
+        """The bounds and the exact date as a ``DateFilter``."""
+        return DateFilter(eq=self.report_period, gt=self.report_period_gt,
+                          gte=self.report_period_gte, lt=self.report_period_lt,
+                          lte=self.report_period_lte)
+
+
+class FilingDateBounds(BaseModel):
+    """Optional bounds on the filing date, or one exact filing date."""
+
+    filing_date: IsoDate | None = Field(None, description="Exactly this filing date")
     filing_date_gt: IsoDate | None = None
     filing_date_gte: IsoDate | None = None
     filing_date_lt: IsoDate | None = None
@@ -58,8 +71,9 @@ class FilingDateBounds(BaseModel):
 
     def filters(self) -> DateFilter:
         """The bounds as a ``DateFilter``."""
-        return DateFilter(gt=self.filing_date_gt, gte=self.filing_date_gte,
-                          lt=self.filing_date_lt, lte=self.filing_date_lte)
+        return DateFilter(eq=self.filing_date, gt=self.filing_date_gt,
+                          gte=self.filing_date_gte, lt=self.filing_date_lt,
+                          lte=self.filing_date_lte)
 
 
 class StatementArgs(ReportPeriodBounds):
@@ -68,7 +82,7 @@ class StatementArgs(ReportPeriodBounds):
     limit: int = Field(4, ge=1, le=40, description="Number of periods, newest first")
 
 
-class RatioArgs(ReportPeriodBounds):
+class RatioArgs(ExactReportPeriod):
     ticker: Ticker
     period: Literal["annual", "quarterly", "ttm"] = "ttm"
     limit: int = Field(4, ge=1, le=40)
@@ -141,7 +155,7 @@ class HolderArgs(BaseModel):
         return self
 
 
-class InstitutionalArgs(HolderArgs, ReportPeriodBounds):
+class InstitutionalArgs(HolderArgs, ExactReportPeriod):
     pass
 
 
@@ -307,7 +321,7 @@ async def _insider_ownership(source: DataSource, a: InsiderOwnershipArgs) -> Dat
 async def _institutional(source: DataSource, a: InstitutionalArgs) -> DataResult:
     return await source.institutional_holdings(ticker=a.ticker, filer_name=a.filer_name,
                                                filer_cik=a.filer_cik, limit=a.limit,
-                                               filters=ReportPeriodBounds.filters(a))
+                                               filters=ExactReportPeriod.filters(a))
 
 
 async def _beneficial(source: DataSource, a: BeneficialArgs) -> DataResult:
