@@ -226,6 +226,18 @@ async def test_filing_text_is_cached_by_accession(edgar: EdgarSource,
         "/Archives/edgar/data/320193/000032019324000123/aapl-20240928.htm")) == 1
 
 
+async def test_a_cached_filing_entry_of_the_wrong_shape_is_refetched(
+        edgar: EdgarSource, server: FakeDataServer, tmp_path: Path) -> None:
+    await edgar.filing_items("AAPL", filing_type="10-K", accession_number=K24, items=("Item-1",))
+    [entry] = (tmp_path / "cache" / "edgar_filing-items").glob("*.json")
+    entry.write_text('{"value": {"sections": {}}, "expires_at": null, "url": ""}')
+    result = await edgar.filing_items("AAPL", filing_type="10-K", accession_number=K24,
+                                      items=("Item-1",))
+    assert result.data["items"][0]["name"] == "Item-1"
+    assert len(server.requests_for(
+        "/Archives/edgar/data/320193/000032019324000123/aapl-20240928.htm")) == 2
+
+
 async def test_10q_items_are_keyed_by_part(edgar: EdgarSource) -> None:
     result = await edgar.filing_items("AAPL", filing_type="10-Q",
                                       accession_number="0000320193-24-000081",

@@ -385,8 +385,11 @@ class EdgarSource(DataSource):
         urls = [filing["url"]]
         if self._cache is not None:
             hit = self._cache.get("edgar/filing-items", key)
-            if hit is not None and isinstance(hit.value, dict):
-                return {str(k): str(v) for k, v in hit.value["items"].items()}, hit.value["urls"]
+            value = hit.value if hit is not None else None
+            if (isinstance(value, dict) and isinstance(value.get("items"), dict)
+                    and isinstance(value.get("urls"), list)):
+                return ({str(k): str(v) for k, v in value["items"].items()},
+                        [str(u) for u in value["urls"]])
         form = base_form(str(filing.get("filing_type", "")))
         response = await self.client.get_text(filing["url"], what=f"{form} {accession}")
         text = html_to_text(str(response.data))
