@@ -103,6 +103,21 @@ def test_unknown_provider_names_the_config_table_to_add(tmp_path: Path) -> None:
     assert "[providers.nosuch] with base_url" in result.stderr
 
 
+def test_dotenv_in_the_working_directory_is_loaded_and_the_environment_wins(
+        fake: FakeLLM, tmp_path: Path) -> None:
+    fake.enqueue(Reply(text="Answered with the key from .env."))
+    (tmp_path / ".env").write_text(
+        "OPENAI_API_KEY=sk-from-dotenv-0123456789\nDEXTER_MODEL=claude-sonnet-4-6\n",
+        encoding="utf-8")
+    env = cli_env(fake, tmp_path, DEXTER_MODEL="gpt-5.6-sol")
+    del env["OPENAI_API_KEY"]
+    result = run_cli(["ask", "hi"], cwd=tmp_path, env=env)
+    assert result.code == 0, result.stderr
+    (request,) = fake.requests
+    assert request.route == "openai"  # DEXTER_MODEL from the environment beat the .env one
+    assert request.headers.get("authorization") == "Bearer sk-from-dotenv-0123456789"
+
+
 def test_auth_error_is_explained_without_leaking_the_key(fake: FakeLLM, tmp_path: Path) -> None:
     fake.enqueue(HttpError.openai_auth())
     result = run_cli(["ask", "hi"], cwd=tmp_path, env=cli_env(fake, tmp_path))
