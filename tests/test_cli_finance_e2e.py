@@ -96,3 +96,43 @@ def test_ask_answers_from_financial_datasets_with_a_key(llm: FakeLLM, data: Fake
     # the key never reaches the scratchpad or the output
     assert "fd-test-key-123456" not in result.stdout + result.stderr
     assert "fd-test-key-123456" not in result.scratchpads()[0].read_text(encoding="utf-8")
+
+
+QUARTERS = {"revenue": ["94,930,000,000", "85,777,000,000", "90,753,000,000", "119,575,000,000"],
+            "free_cash_flow": ["23,903,000,000", "26,707,000,000", "20,694,000,000",
+                               "37,503,000,000"]}
+
+
+@pytest.mark.parametrize("keyed", [False, True], ids=["edgar", "financial-datasets"])
+def test_multi_step_quarterly_comparison_reaches_the_model_compact_and_complete(
+        llm: FakeLLM, data: FakeDataServer, tmp_path: Path, keyed: bool) -> None:
+    llm.enqueue(
+        Reply(tool_calls=[ToolCallSpec("get_financials", {
+            "query": "Apple last 4 quarters revenue and free cash flow"})]),
+        Reply(tool_calls=[
+            ToolCallSpec("get_income_statements", {"ticker": "AAPL", "period": "quarterly",
+                                                   "limit": 4}),
+            ToolCallSpec("get_cash_flow_statements", {"ticker": "AAPL", "period": "quarterly",
+                                                      "limit": 4})]),
+        Reply(text="Revenue and free cash flow for Apple's last four quarters: ..."),
+    )
+    env = cli_env(llm, tmp_path, **data_env(data))
+    env.pop("FINANCIAL_DATASETS_API_KEY", None)
+    if keyed:
+        env["FINANCIAL_DATASETS_API_KEY"] = "fd-test-key-123456"
+    result = run_cli(["ask", "--json", "Compare Apple's last 4 quarters of revenue and free "
+                      "cash flow"], cwd=tmp_path, env=env)
+    assert result.code == 0, result.stderr
+    [tool_message] = [m for m in llm.requests[-1].body["messages"] if m["role"] == "tool"]
+    content = tool_message["content"]
+    body = json.loads(content)
+    income = body["data"]["income_statements[AAPL, quarterly]"]["data"]
+    cash = body["data"]["cash_flow_statements[AAPL, quarterly]"]["data"]
+    assert "| revenue | " + " | ".join(QUARTERS["revenue"]) + " |" in income
+    assert "| free_cash_flow | " + " | ".join(QUARTERS["free_cash_flow"]) + " |" in cash
+    for table in (income, cash):
+        assert "Q4 2024 (2024-09-28)" in table and "Q1 2024 (2023-12-30)" in table
+        assert "Sources: Q4 2024 (2024-09-28): " in table
+    assert body["source_urls"]
+    assert len(content) < 6_000, len(content)
+    llm.assert_no_violations()
