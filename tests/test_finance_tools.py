@@ -473,3 +473,21 @@ async def test_exact_date_parameters_reach_financial_datasets(
     assert server.requests_for("/insider-trades/")[-1].param("filing_date") == "2024-10-04"
     assert server.requests_for("/institutional-holdings/")[-1].param("report_period") == \
         "2024-09-30"
+
+
+async def test_sec_requests_of_concurrent_tool_calls_share_the_ten_per_second_limit(
+        settings: Settings, server: FakeDataServer) -> None:
+    from dexter.tools.finance.sources import build_sources
+
+    options = SourceOptions(use_cache=False, today=TODAY)  # the default, process-wide limiter
+    first, second = build_sources(settings, {}, options), build_sources(settings, {}, options)
+
+    async def three_listings(sources: Any) -> None:
+        async with sources:
+            for _ in range(3):
+                await sources.sources[-1].filings("AAPL", limit=1)
+
+    await asyncio.gather(three_listings(first), three_listings(second))
+    starts = sorted(r.at for r in server.requests)
+    assert len(starts) == 12
+    assert starts[10] - starts[0] >= 0.9  # the 11th request waited for a free slot
