@@ -491,3 +491,24 @@ async def test_sec_requests_of_concurrent_tool_calls_share_the_ten_per_second_li
     starts = sorted(r.at for r in server.requests)
     assert len(starts) == 12
     assert starts[10] - starts[0] >= 0.9  # the 11th request waited for a free slot
+
+
+async def test_a_sub_call_that_breaks_on_odd_data_does_not_lose_the_others(
+        settings: Settings, server: FakeDataServer) -> None:
+    odd = {"facts": {"us-gaap": {"Revenues": {"units": {"USD": [
+        {"start": "not-a-date", "end": "2024-09-28", "val": 1, "fy": 2024, "fp": "FY",
+         "form": "10-K", "filed": "2024-11-01", "accn": "x"}]}}},
+        "dei": {"EntityCommonStockSharesOutstanding": {"units": {"shares": [
+            {"end": "2024-10-18", "val": 15115823000, "fy": 2024, "fp": "FY", "form": "10-K",
+             "filed": "2024-11-01", "accn": "x"}]}}}}}
+    server.route("/api/xbrl/companyfacts/CIK0000320193.json", odd)
+    model = ScriptedModel([("get_income_statements", {"ticker": "AAPL"}),
+                           ("get_company_facts", {"ticker": "AAPL"})])
+    ctx, _ = context(settings, model)
+    out, body = await run(tools(settings)["get_financials"], "Apple revenue and shares", ctx)
+    assert "outstanding_shares: 15,115,823,000" in body["data"]["company_facts[AAPL]"]["data"]
+    [error] = body["data"]["_errors"]
+    assert error["tool"] == "get_income_statements"
+    assert error["error"].startswith("get_income_statements failed on unexpected data from "
+                                     "SEC EDGAR: ValueError:")
+    assert not out.is_error

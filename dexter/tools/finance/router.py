@@ -153,6 +153,10 @@ async def _run_one(item: _Planned, sources: SourceSet, ctx: ToolContext,
             except DataError as exc:
                 outcome.error = str(exc)
                 break
+            except Exception as exc:  # odd data must not lose the sibling results
+                outcome.error = (f"{item.sub.name} failed on unexpected data from "
+                                 f"{source.label}: {type(exc).__name__}: {exc}")
+                break
             if is_empty(result.data) and i + 1 < len(candidates):
                 # e.g. Financial Datasets has no rows for this company: EDGAR may have them
                 empty = empty or result
