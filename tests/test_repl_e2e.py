@@ -27,8 +27,8 @@ def fake() -> Iterator[FakeLLM]:
 
 
 def spawn(fake: FakeLLM, cwd: Path, **extra: str) -> pexpect.spawn:
-    env = cli_env(fake, cwd, TERM="xterm-256color", PROMPT_TOOLKIT_NO_CPR="1",
-                  DEXTER_MODEL="gpt-4.1", **extra)
+    env = cli_env(fake, cwd, **{"TERM": "xterm-256color", "PROMPT_TOOLKIT_NO_CPR": "1",
+                                "DEXTER_MODEL": "gpt-4.1", **extra})
     if "NO_COLOR" not in extra:
         env.pop("NO_COLOR")
     return pexpect.spawn(sys.executable, ["-m", "dexter"], cwd=str(cwd), env=env,
@@ -116,3 +116,32 @@ def test_piped_stdin_without_a_key_says_which_variable(tmp_path: Path) -> None:
     result = run_cli([], cwd=tmp_path, env=env, input_text="hello\n")
     assert result.code == 1
     assert "OPENAI_API_KEY" in result.stdout
+
+
+def test_dumb_terminal_prints_runs_between_prompts(fake: FakeLLM, tmp_path: Path) -> None:
+    fake.enqueue(Reply(text="Checking.", tool_calls=[ToolCallSpec("calculator",
+                                                                  {"expression": "6*7"})]),
+                 Reply(text="It is 42."))
+    child = spawn(fake, tmp_path, TERM="dumb")
+    screen = io.StringIO()
+    child.logfile_read = screen
+    try:
+        child.expect("ctrl\\+c to interrupt")
+        child.expect("❯ ")
+        child.send("six times seven\r")
+        child.expect("It is 42.")
+        child.expect("✻[^\r\n]*\r\n")
+        child.expect("❯ ")  # the prompt comes back after the closing line
+        child.send("/history\r")
+        child.expect("1\\. six times seven")
+        child.expect("❯ ")
+        child.send("/exit\r")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert child.exitstatus == 0
+    output = screen.getvalue()
+    run = output[output.index("> Query: six times seven"):output.index("✻")]
+    assert "❯" not in run  # no prompt drawn into the middle of the run's lines
+    assert output.count("/history") == 1  # the typed command is not echoed again
+    assert "\x1b[" not in output.split("❯ ", 1)[1]

@@ -21,6 +21,7 @@ from dexter.messages import (
 )
 from dexter.permissions.base import PermissionDecision
 from dexter.providers.registry import ModelInfo
+from dexter.repl.app import _apply_line
 from dexter.repl.commands import CommandRegistry, split_command
 from dexter.repl.completion import ReplCompleter
 from dexter.repl.context_report import context_report
@@ -240,6 +241,30 @@ def test_select_dialog_whole_number_typed_as_a_line_picks() -> None:
     assert dialog.cursor == 4
     dialog.handle("11")
     assert dialog.done and dialog.result == 11
+
+
+@pytest.mark.parametrize("line", ["deny", "cancel", "yes please", "0", "5", "1 2"])
+def test_a_typed_line_that_is_not_an_answer_changes_nothing(line: str) -> None:
+    dialog = ApprovalDialog(request())
+    assert _apply_line(dialog, line) is False
+    assert not dialog.done  # never falls through to the highlighted "Yes"
+
+
+@pytest.mark.parametrize(("line", "choice"), [("", "allow-once"), ("4", "deny"), ("n", "deny"),
+                                              ("esc", "deny"), (" 2 ", "allow-session")])
+def test_a_typed_answer_line_decides_the_approval(line: str, choice: str) -> None:
+    dialog = ApprovalDialog(request())
+    assert _apply_line(dialog, line.strip()) is True
+    assert dialog.done and dialog.choice == choice
+
+
+def test_a_typed_number_past_nine_picks_that_option() -> None:
+    dialog = SelectDialog[int]([], [Option(str(n), n) for n in range(1, 17)], escape_value=None)
+    assert _apply_line(dialog, "7") and dialog.done and dialog.result == 7
+    dialog = SelectDialog[int]([], [Option(str(n), n) for n in range(1, 17)], escape_value=None)
+    assert _apply_line(dialog, "16") and dialog.result == 16
+    dialog = SelectDialog[int]([], [Option(str(n), n) for n in range(1, 17)], escape_value=None)
+    assert not _apply_line(dialog, "17") and not dialog.done
 
 
 QUESTIONS = [

@@ -66,7 +66,14 @@ from dexter.repl.commands import CommandRegistry, split_command
 from dexter.repl.completion import ReplCompleter
 from dexter.repl.cost import CostTracker, format_cost, model_price, stats_with_cost, usage_cost
 from dexter.repl.dialog_app import ESCAPE_DELAY_S, Dialog, run_dialog
-from dexter.repl.dialogs import ABORT, ApprovalDialog, QuestionDialog, QuestionError, answered_lines
+from dexter.repl.dialogs import (
+    ABORT,
+    ApprovalDialog,
+    QuestionDialog,
+    QuestionError,
+    SelectDialog,
+    answered_lines,
+)
 from dexter.repl.history import SessionHistory, Turn, append_session_log, now_iso
 from dexter.repl.view import (
     ERROR,
@@ -90,6 +97,7 @@ DOUBLE_PRESS_S = 2.0
 FRAME_S = 1 / 12
 INTERRUPTED_LINE = "Interrupted · what should dexter do instead?"
 BUSY_MESSAGE = "busy, try after this run (esc interrupts it)"
+LINE_DIALOG_HINT = "Type a number and press enter (enter alone: the marked one; n: no)."
 HISTORY_FILE = Path("history") / "input"
 ASK_TOOL = "ask_user_question"
 
@@ -156,6 +164,7 @@ class Repl:
         self._interrupting = False
         self._renderer: LiveRenderer | PlainRenderer | None = None
         self._dialogs: deque[tuple[Dialog, asyncio.Future[None]]] = deque()
+        self._dialog_ready = asyncio.Event()
         self._close_dialog: Callable[[], None] | None = None
         self.dialogs_shown = 0
         self._stash = ""
@@ -276,6 +285,7 @@ class Repl:
             version=__version__, model=self.settings.model, model_display=display,
             provider=provider, home=str(self.settings.home_path),
             scratchpads=str(self.settings.scratchpad_path), problem=self.problem,
+            interrupt_key="esc" if self.fancy else "ctrl+c",
         )
 
     # -- runs -------------------------------------------------------------------------------
@@ -449,6 +459,7 @@ class Repl:
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         entry = (dialog, future)
         self._dialogs.append(entry)
+        self._dialog_ready.set()
         self._wake_prompt()
         try:
             await future
@@ -504,8 +515,12 @@ class Repl:
                 session.app.exit(result="")
 
         register(close)
+        show = True
         while not dialog.done:
-            self.print(dialog.render())
+            if show:
+                self.print(dialog.render())
+                if not dialog.text_mode:
+                    self.note(LINE_DIALOG_HINT)
             try:
                 answer = (await session.prompt_async("  › ")).strip()
             except (EOFError, KeyboardInterrupt):
@@ -513,7 +528,9 @@ class Repl:
                 break
             if dialog.done:
                 break
-            _apply_line(dialog, answer)
+            show = _apply_line(dialog, answer)
+            if not show:
+                self.warn(f"Not an option: {answer!r}. {LINE_DIALOG_HINT}")
 
     # -- the terminal front-end ----------------------------------------------------------------
 
@@ -695,6 +712,27 @@ class Repl:
                 if current is not None and current.cancelling():
                     raise
                 self.note("Cancelled.")
+        if not self.fancy and self.busy:
+            await self._follow_run()
+
+    async def _follow_run(self) -> None:
+        """A dumb terminal cannot redraw a prompt under the run's output, so no prompt is open
+        while a run works: its lines print cleanly, its dialogs still show, Ctrl-C interrupts
+        it, and lines typed meanwhile wait in the terminal until the prompt comes back."""
+        run = self._run_task
+        if run is None:
+            return
+        with self._sigint_cancels(run):
+            while self.busy or self._dialogs:
+                if self._dialogs:
+                    await self._next_dialog()
+                    continue
+                self._dialog_ready.clear()
+                ready = asyncio.ensure_future(self._dialog_ready.wait())
+                try:
+                    await asyncio.wait({run, ready}, return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    ready.cancel()
 
     @contextlib.contextmanager
     def _sigint_cancels(self, task: asyncio.Task[None]) -> Iterator[None]:
@@ -729,7 +767,8 @@ class Repl:
             return
         parsed = split_command(stripped)
         if parsed is not None:
-            await self.run_command(*parsed, echo=stripped)
+            # a dumb terminal keeps the typed line on screen (its prompt cannot be erased)
+            await self.run_command(*parsed, echo=stripped if self.fancy else "")
             return
         if self.busy:
             self.queue.push(stripped)
@@ -877,23 +916,35 @@ def quiet_cancelled(previous: ExceptionHandler | None) -> ExceptionHandler:
     return handle
 
 
-def _apply_line(dialog: Dialog, answer: str) -> None:
-    """Turn a typed line into dialog keys (see ``Repl._line_dialog``)."""
+def _apply_line(dialog: Dialog, answer: str) -> bool:
+    """Turn a typed line into dialog keys (see ``Repl._line_dialog``).
+
+    Returns False for a line that is not an answer (it is ignored: "deny" typed in words
+    must never fall through to the highlighted "Yes").
+    """
     if dialog.text_mode:
         dialog.handle("text-enter" if answer else "text-escape", answer)
-        return
+        return True
     if answer.lower() in ("esc", "n", "no", "q"):
         dialog.handle("escape")
-        return
+        return True
     numbers = answer.replace(",", " ").split()
     if numbers and all(n.isdigit() for n in numbers):
+        if isinstance(dialog, SelectDialog):
+            if len(numbers) != 1 or not 1 <= int(numbers[0]) <= len(dialog.options):
+                return False
+            dialog.pick(int(numbers[0]))
+            return True
         multi = bool(getattr(getattr(dialog, "current", None), "multi", False))
         for number in numbers:
             dialog.handle(number)
         if multi and not dialog.done and not dialog.text_mode:
             dialog.handle("enter")
-        return
+        return True
+    if answer:
+        return False
     dialog.handle("enter")
+    return True
 
 
 @contextlib.contextmanager

@@ -99,13 +99,17 @@ class SelectDialog(Generic[T]):
             return
         self._finish(self.options[index].value)
 
+    def pick(self, number: int) -> None:
+        """Choose option ``number`` (1-based) at once; out of range does nothing."""
+        if not self.done and not self.text_mode and 1 <= number <= len(self.options):
+            self._choose(number - 1)
+
     def _digit(self, key: str) -> None:
         """Up to 9 options a digit picks at once; with more, typed digits move the cursor
         (``1`` then ``2`` reaches option 12) and enter confirms. A whole number picks."""
         count = len(self.options)
         if count <= 9 or len(key) > 1:
-            if 1 <= int(key) <= count:
-                self._choose(int(key) - 1)
+            self.pick(int(key))
             return
         typed = self._typed + key
         if not 1 <= int(typed) <= count:

@@ -39,8 +39,10 @@ def start(*, model: str | None, config: Path | None, no_memory: bool) -> int:
         dumb = os.environ.get("TERM", "").lower() in DUMB_TERMINALS
         color = not dumb and not os.environ.get("NO_COLOR")
         console = Console(highlight=False, no_color=not color)
+        # A dumb terminal has no prompt open while anything prints (see Repl._follow_run),
+        # and patch_stdout's delayed writes would land after the next prompt there.
         repl = Repl(settings, console=console, fancy=not dumb, color=color,
-                    use_patch_stdout=True, handle_sigint=True)
+                    use_patch_stdout=not dumb, handle_sigint=True)
         return asyncio.run(repl.run())
     except KeyboardInterrupt:
         sys.stderr.write("\nInterrupted.\n")

@@ -57,6 +57,8 @@ class IntroInfo:
     scratchpads: str
     problem: str = ""
     """Why no model can run (a missing key), with how to fix it."""
+    interrupt_key: str = "esc"
+    """The key that interrupts a run (``ctrl+c`` on a dumb terminal, where esc cannot)."""
 
 
 def intro(info: IntroInfo) -> RenderableType:
@@ -80,7 +82,8 @@ def intro(info: IntroInfo) -> RenderableType:
         lines.append(Text())
         lines.append(Text(info.problem, style=WARNING))
     lines.append(Text())
-    lines.append(Text("/help for commands · esc to interrupt · ctrl+d to quit", style=MUTED))
+    lines.append(Text(f"/help for commands · {info.interrupt_key} to interrupt · ctrl+d to quit",
+                      style=MUTED))
     return Group(*lines)
 
 
