@@ -512,3 +512,16 @@ async def test_a_sub_call_that_breaks_on_odd_data_does_not_lose_the_others(
     assert error["error"].startswith("get_income_statements failed on unexpected data from "
                                      "SEC EDGAR: ValueError:")
     assert not out.is_error
+
+
+async def test_read_filings_reads_at_most_three_filings_per_request(
+        settings: Settings, server: FakeDataServer) -> None:
+    model = ScriptedModel([("read_10k_items", {"ticker": "AAPL", "items": [item]})
+                           for item in ("Item-1", "Item-1A", "Item-7", "Item-8")])
+    ctx, _ = context(settings, model)
+    _out, body = await run(tools(settings)["read_filings"], "Apple 10-K, everything", ctx)
+    assert [k for k in body["data"] if not k.startswith("_")] == [
+        "10-K[AAPL, Item-1]", "10-K[AAPL, Item-1A]", "10-K[AAPL, Item-7]"]
+    [skipped] = body["data"]["_errors"]
+    assert skipped["args"]["items"] == ["Item-8"]
+    assert skipped["error"] == "Skipped: at most 3 calls per request. Ask again for the rest."

@@ -25,6 +25,7 @@ class ReadFilings(RoutedFinanceTool):
     )
     subtools = FILINGS
     progress_text = "Choosing filings to read..."
+    max_calls = 3  # each call downloads a whole filing; sections are long
 
     def router_prompt(self, offered: Sequence[SubTool], missing: Sequence[SubTool],
                       today: dt.date) -> str:
@@ -36,8 +37,9 @@ Rules:
 - Annual topics (business, risk factors, full-year MD&A, audited statements) -> read_10k_items.
   Quarterly updates -> read_10q_items. Material events, earnings releases, executive
   changes -> read_8k (items 2.02 = results, 5.02 = officers).
-- Ask for the fewest items that answer (at most 3 per filing). Leave accession_number out to
-  get the latest filing; use fiscal_year / period_end for an older one.
+- At most 3 calls. Ask for the fewest items that answer (at most 3 per filing). Leave
+  accession_number out to get the latest filing; use fiscal_year / period_end for an
+  older one.
 - Use list_filings only when the request is about which filings exist or their dates.
 10-K items:
 {_catalog(ITEMS_10K)}

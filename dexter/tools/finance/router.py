@@ -86,8 +86,10 @@ def _args_text(arguments: dict[str, Any]) -> str:
 
 
 def plan_calls(calls: Sequence[ToolCall], offered: Sequence[SubTool],
-               known: Sequence[SubTool], sources: SourceSet) -> list[_Planned]:
-    """Validate the model's calls, drop exact duplicates and give each a unique result key."""
+               known: Sequence[SubTool], sources: SourceSet,
+               max_calls: int | None = None) -> list[_Planned]:
+    """Validate the model's calls, drop exact duplicates, give each a unique result key and
+    skip valid calls beyond ``max_calls``."""
     by_name = {s.name: s for s in offered}
     all_names = {s.name: s for s in known}
     planned: list[_Planned] = []
@@ -117,6 +119,10 @@ def plan_calls(calls: Sequence[ToolCall], offered: Sequence[SubTool],
                     f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {err['msg']}"
                     for err in exc.errors())
                 item.error = f"Invalid arguments for {call.name}: {problems}"
+        if item.sub is not None and max_calls is not None and len(used_keys) >= max_calls:
+            item.sub = item.args = None
+            item.error = (f"Skipped: at most {max_calls} calls per request. Ask again for "
+                          f"the rest.")
         if item.sub is not None and item.args is not None:
             base = item.sub.merge_key(item.args)
             key, n = base, 2
@@ -241,6 +247,7 @@ class RoutedFinanceTool(FinanceTool):
 
     subtools: tuple[SubTool, ...] = ()
     progress_text = "Routing the query..."
+    max_calls: int | None = None
 
     def router_prompt(self, offered: Sequence[SubTool], missing: Sequence[SubTool],
                       today: dt.date) -> str:
@@ -263,7 +270,7 @@ class RoutedFinanceTool(FinanceTool):
                     capability_list(s.capability for s in self.subtools)))
             ctx.progress(self.progress_text)
             calls = await self._route(query, offered, missing, ctx)
-            planned = plan_calls(calls, offered, self.subtools, sources)
+            planned = plan_calls(calls, offered, self.subtools, sources, self.max_calls)
             return await execute(planned, sources, ctx, self.config)
 
     async def _route(self, query: str, offered: Sequence[SubTool], missing: Sequence[SubTool],
