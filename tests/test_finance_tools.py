@@ -525,3 +525,25 @@ async def test_read_filings_reads_at_most_three_filings_per_request(
     [skipped] = body["data"]["_errors"]
     assert skipped["args"]["items"] == ["Item-8"]
     assert skipped["error"] == "Skipped: at most 3 calls per request. Ask again for the rest."
+
+
+async def test_a_rejected_key_or_unknown_ticker_at_financial_datasets_falls_back_to_edgar(
+        settings: Settings, server: FakeDataServer) -> None:
+    server.route("/financials/income-statements/", Response(401, {"error": "bad key"}))
+    server.route("/financials/balance-sheets/", Response(404, {"error": "not covered"}))
+    model = ScriptedModel([("get_income_statements", {"ticker": "AAPL", "limit": 1}),
+                           ("get_balance_sheets", {"ticker": "AAPL", "limit": 1}),
+                           ("get_cash_flow_statements", {"ticker": "ZZZZ"})])
+    ctx, _ = context(settings, model)
+    _, body = await run(tools(settings, KEYED)["get_financials"], "Apple", ctx)
+    income = body["data"]["income_statements[AAPL, annual]"]
+    assert income["source"] == "SEC EDGAR (XBRL company facts)"
+    assert income["notes"][0].startswith(
+        "Fell back to SEC EDGAR (XBRL company facts): Financial Datasets rejected the API key "
+        "(HTTP 401)")
+    assert "fd-test-key" not in json.dumps(body)
+    balance = body["data"]["balance_sheets[AAPL, annual]"]
+    assert balance["source"] == "SEC EDGAR (XBRL company facts)"
+    assert "Unknown ticker 'AAPL' at Financial Datasets" in balance["notes"][0]
+    [error] = body["data"]["_errors"]
+    assert "Unknown ticker 'ZZZZ' in SEC EDGAR's company list" in error["error"]

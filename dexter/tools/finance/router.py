@@ -20,7 +20,14 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from dexter.config import Settings
-from dexter.data.base import DataError, DataResult, PlanError, UnsupportedError
+from dexter.data.base import (
+    AuthError,
+    DataError,
+    DataResult,
+    NotFoundError,
+    PlanError,
+    UnsupportedError,
+)
 from dexter.messages import ToolCall, UserMessage
 from dexter.providers.base import ChatModel, ModelRequest
 from dexter.providers.errors import ProviderError
@@ -149,7 +156,8 @@ async def _run_one(item: _Planned, sources: SourceSet, ctx: ToolContext,
             try:
                 result = await asyncio.wait_for(item.sub.run(source, item.args),
                                                 config.subcall_timeout)
-            except (UnsupportedError, PlanError) as exc:
+            except (UnsupportedError, PlanError, AuthError, NotFoundError) as exc:
+                # the next source (SEC EDGAR) may still have it; the note says why
                 outcome.notes.append(str(exc))
                 continue
             except TimeoutError:
