@@ -162,8 +162,25 @@ async def test_unknown_and_unavailable_sub_tools_are_reported_not_crashed(
 async def test_all_failures_make_an_error_result(settings: Settings) -> None:
     model = ScriptedModel([("made_up_tool", {})])
     ctx, _ = context(settings, model)
-    out, body = await run(tools(settings)["get_financials"], "x", ctx)
-    assert out.is_error and body["data"]["_errors"][0]["tool"] == "made_up_tool"
+    out = await tools(settings)["get_financials"].run(QueryArgs(query="x"), ctx)
+    assert out.is_error
+    assert out.content == ("Unknown sub-tool 'made_up_tool'. Available: get_income_statements, "
+                           "get_balance_sheets, get_cash_flow_statements, "
+                           "get_all_financial_statements, get_company_facts. "
+                           "(call: made_up_tool {})")
+
+
+async def test_several_failures_are_numbered_plain_lines(settings: Settings) -> None:
+    model = ScriptedModel([("get_income_statements", {"ticker": "APPL"}),
+                           ("get_company_facts", {"ticker": "MSFTT"})])
+    ctx, _ = context(settings, model)
+    out = await tools(settings)["get_financials"].run(QueryArgs(query="x"), ctx)
+    assert out.is_error
+    first, second = out.content.splitlines()
+    assert first.startswith("1. Unknown ticker 'APPL' in SEC EDGAR's company list. Did you "
+                            "mean AAPL (Apple Inc.)?")
+    assert first.endswith('(call: get_income_statements {"ticker": "APPL"})')
+    assert second.startswith("2. Unknown ticker 'MSFTT'")
 
 
 async def test_router_choosing_nothing_explains_what_would_help(settings: Settings) -> None:
@@ -219,9 +236,10 @@ async def test_sub_call_timeout_cancels_the_request(settings: Settings,
     model = ScriptedModel([("get_company_facts", {"ticker": "AAPL"})])
     ctx, _ = context(settings, model)
     started = time.monotonic()
-    out, body = await run(tools(settings, subcall_timeout=0.3)["get_financials"], "Apple", ctx)
+    out = await tools(settings, subcall_timeout=0.3)["get_financials"].run(
+        QueryArgs(query="Apple"), ctx)
     assert time.monotonic() - started < 2.0
-    assert "timed out after 0.3s and was cancelled" in body["data"]["_errors"][0]["error"]
+    assert out.content.startswith("get_company_facts timed out after 0.3s and was cancelled")
     assert out.is_error
     deadline = time.monotonic() + 2.0
     while not server.disconnects and time.monotonic() < deadline:
@@ -263,8 +281,8 @@ async def test_read_filings_picks_an_older_10k_by_fiscal_year(settings: Settings
     model = ScriptedModel([("read_10k_items", {"ticker": "AAPL", "items": ["Item-1"],
                                                "fiscal_year": 2019})])
     ctx, _ = context(settings, model)
-    _out, body = await run(tools(settings)["read_filings"], "Apple 2019 business", ctx)
-    assert "No 10-K for AAPL matching period 2019" in body["data"]["_errors"][0]["error"]
+    out = await tools(settings)["read_filings"].run(QueryArgs(query="Apple 2019 business"), ctx)
+    assert out.content.startswith("No 10-K for AAPL matching period 2019.")
 
 
 async def test_stock_screener_on_edgar_frames(settings: Settings) -> None:

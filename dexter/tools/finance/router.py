@@ -225,10 +225,19 @@ async def execute(planned: list[_Planned], sources: SourceSet, ctx: ToolContext,
             entry["notes"] = [*outcome.notes, *entry.get("notes", [])]
         data[outcome.key] = entry
         urls.extend(outcome.result.urls)
+    if not any(o.result for o in outcomes):
+        return ToolOutput(failure_text(errors), is_error=True)
     if errors:
         data["_errors"] = errors
-    return ToolOutput(format_result(data, urls), tuple(dict.fromkeys(urls)),
-                      is_error=not any(o.result for o in outcomes))
+    return ToolOutput(format_result(data, urls), tuple(dict.fromkeys(urls)))
+
+
+def failure_text(errors: list[dict[str, Any]]) -> str:
+    """Plain lines when every data call failed: the error first, then the call it was for."""
+    if len(errors) == 1:
+        return f"{errors[0]['error']} (call: {errors[0]['tool']} {_args_text(errors[0]['args'])})"
+    return "\n".join(f"{i}. {e['error']} (call: {e['tool']} {_args_text(e['args'])})"
+                     for i, e in enumerate(errors, 1))
 
 
 class FinanceTool(Tool[QueryArgs]):
