@@ -271,3 +271,28 @@ def test_ctrl_c_mid_stream_exits_130_and_keeps_the_scratchpad(fake: FakeLLM, tmp
     assert any(e["type"] == "tool_result" and "42" in json.dumps(e["result"]) for e in entries)
     replayed = run_cli(["replay", str(pads[0])], cwd=tmp_path, env=cli_env(fake, tmp_path))
     assert replayed.code == 0 and "did not finish" in (replayed.stdout + replayed.stderr).lower()
+
+
+def test_a_reader_that_goes_away_ends_the_run_quietly(fake: FakeLLM, tmp_path: Path) -> None:
+    """``dexter ask --json ... | head -1``: no traceback once the pipe closes."""
+    import subprocess
+    import sys
+
+    # ~4,000 answer_delta lines: far more than a pipe buffer holds, so writes hit the closed pipe.
+    fake.enqueue(Reply(text="x" * 4_000, chunk_size=1))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "dexter", "ask", "--json", "pipe me"], cwd=tmp_path,
+        env=cli_env(fake, tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        assert proc.stdout is not None and proc.stderr is not None
+        first = json.loads(proc.stdout.readline())
+        proc.stdout.close()
+        stderr = proc.stderr.read()
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert first["type"] == "run_start"
+    assert proc.returncode == 1
+    assert "Traceback" not in stderr and "Error" not in stderr, stderr

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -114,7 +114,7 @@ class ToolExecutor:
         tool = self.tools.get(batch[0].name)
         return tool is not None and tool.concurrency_safe
 
-    async def execute(self, calls: Sequence[ToolCall]) -> AsyncIterator[Event | TurnResults]:
+    async def execute(self, calls: Sequence[ToolCall]) -> AsyncGenerator[Event | TurnResults, None]:
         """Run all calls; yield events as they happen, then one ``TurnResults``."""
         results: dict[str, ToolResultMessage] = {}
         denied: list[str] = []

@@ -10,7 +10,8 @@ and turns what the stages report into events.
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
+from contextlib import aclosing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -113,7 +114,7 @@ class Agent:
         self._specs_tokens = estimate_tool_specs_tokens(self._tool_specs)
         self._token_cache = MessageTokenCache()
 
-    async def run(self, query: str) -> AsyncIterator[Event]:
+    async def run(self, query: str) -> AsyncGenerator[Event, None]:
         """Answer one query, yielding every step as an event; the last one is ``Done``."""
         settings = self.settings
         pad = Scratchpad(settings.scratchpad_path, query, model=self.setup.model.model,
@@ -132,29 +133,35 @@ class Agent:
             yield recalled
         executor = self._executor(pad)
 
-        async for event in self._iterate(state, pad, executor):
-            if not isinstance(event, StreamProgress | AnswerDelta):
-                pad.record_event(event)
-            yield event
+        # Every nested generator is closed explicitly (aclosing): when the consumer stops
+        # early (a closed pipe, a break), the open model stream is released right away
+        # instead of by the garbage collector racing the event loop's shutdown.
+        async with aclosing(self._iterate(state, pad, executor)) as events:
+            async for event in events:
+                if not isinstance(event, StreamProgress | AnswerDelta):
+                    pad.record_event(event)
+                yield event
 
     async def _iterate(self, state: RunState, pad: Scratchpad,
-                       executor: ToolExecutor) -> AsyncIterator[Event]:
+                       executor: ToolExecutor) -> AsyncGenerator[Event, None]:
         cfg = self.settings.context
         for iteration in range(1, self.settings.max_iterations + 1):
             state.iterations = iteration
             self.messages, _ = repair.repair_transcript(self.messages)
             if cfg.enabled:
-                async for event in self._microcompact(pad):
-                    yield event
+                async with aclosing(self._microcompact(pad)) as micro_events:
+                    async for event in micro_events:
+                        yield event
                 self.messages = thinking.strip_old_thinking(self.messages, cfg.keep_thinking)
 
             response: ModelResponse | None = None
             try:
-                async for item in self._call_model(state):
-                    if isinstance(item, ModelResponse):
-                        response = item
-                    else:
-                        yield item
+                async with aclosing(self._call_model(state)) as model_items:
+                    async for item in model_items:
+                        if isinstance(item, ModelResponse):
+                            response = item
+                        else:
+                            yield item
             except ProviderError as err:
                 yield self._done(state, pad, err.message, "error", err.kind)
                 return
@@ -171,18 +178,20 @@ class Agent:
                 yield Thinking(message=reply.text.strip())
 
             turn: TurnResults | None = None
-            async for step in executor.execute(reply.tool_calls):
-                if isinstance(step, TurnResults):
-                    turn = step
-                else:
-                    yield step
+            async with aclosing(executor.execute(reply.tool_calls)) as steps:
+                async for step in steps:
+                    if isinstance(step, TurnResults):
+                        turn = step
+                    else:
+                        yield step
             assert turn is not None
             governed = self._govern_results(turn.results)
             self.messages.extend(governed)
 
             if cfg.enabled:
-                async for event in self._manage_threshold(state, pad):
-                    yield event
+                async with aclosing(self._manage_threshold(state, pad)) as stage_events:
+                    async for event in stage_events:
+                        yield event
 
             # Right after a compaction the view must be the system prompt and the
             # continuation message alone (design §4); the warnings stay pending until the
@@ -214,7 +223,7 @@ class Agent:
                             approver=setup.approver, log=pad,
                             session_grants=setup.session_grants)
 
-    async def _microcompact(self, pad: Scratchpad) -> AsyncIterator[Event]:
+    async def _microcompact(self, pad: Scratchpad) -> AsyncGenerator[Event, None]:
         before = self._estimate()
         new, report = micro.microcompact(self.messages, self.settings.context, self.compactable)
         if report is None:
@@ -225,7 +234,7 @@ class Agent:
         yield Microcompact(cleared=report.cleared, tokens_saved=report.tokens_saved,
                            trigger=report.trigger)
 
-    async def _call_model(self, state: RunState) -> AsyncIterator[Event | ModelResponse]:
+    async def _call_model(self, state: RunState) -> AsyncGenerator[Event | ModelResponse, None]:
         while True:
             request = ModelRequest(
                 system=self.messages[0].content if isinstance(self.messages[0], SystemMessage) else "",
@@ -236,23 +245,24 @@ class Agent:
             started = time.monotonic()
             basis = self._estimate()
             try:
-                async for item in generate(self.setup.model, request,
-                                           max_retries=self.settings.max_retries):
-                    if isinstance(item, StreamChunk):
-                        yield StreamProgress(char_delta=len(item.text),
-                                             mode=_MODE_FOR_CHUNK[item.kind])  # type: ignore[arg-type]
-                        if item.kind == "text":
-                            yield AnswerDelta(text=item.text)
-                    elif isinstance(item, ProviderRetry):
-                        yield item
-                    else:
-                        state.model_seconds += time.monotonic() - started
-                        state.usage = state.usage + item.usage
-                        if item.usage.input_tokens:
-                            state.last_input_tokens = item.usage.input_tokens
-                            state.reported_basis = basis
-                        yield item
-                        return
+                async with aclosing(generate(self.setup.model, request,
+                                             max_retries=self.settings.max_retries)) as items:
+                    async for item in items:
+                        if isinstance(item, StreamChunk):
+                            yield StreamProgress(char_delta=len(item.text),
+                                                 mode=_MODE_FOR_CHUNK[item.kind])  # type: ignore[arg-type]
+                            if item.kind == "text":
+                                yield AnswerDelta(text=item.text)
+                        elif isinstance(item, ProviderRetry):
+                            yield item
+                        else:
+                            state.model_seconds += time.monotonic() - started
+                            state.usage = state.usage + item.usage
+                            if item.usage.input_tokens:
+                                state.last_input_tokens = item.usage.input_tokens
+                                state.reported_basis = basis
+                            yield item
+                            return
             except ProviderError as err:
                 if err.kind != "context_overflow" or not self.settings.context.enabled:
                     raise
@@ -287,7 +297,7 @@ class Agent:
             self._trace("budget", before, after)
         return budgeted
 
-    async def _manage_threshold(self, state: RunState, pad: Scratchpad) -> AsyncIterator[Event]:
+    async def _manage_threshold(self, state: RunState, pad: Scratchpad) -> AsyncGenerator[Event, None]:
         setup = self.setup
 
         async def compactor(query: str, material: str) -> compaction.CompactionResult:
@@ -301,7 +311,7 @@ class Agent:
                                             memory_dir=setup.memory_dir)
 
         outcome: threshold.ThresholdOutcome | None = None
-        async for item in threshold.manage_context_threshold(
+        stage = threshold.manage_context_threshold(
             self.messages,
             query=state.query,
             cfg=self.settings.context,
@@ -316,11 +326,13 @@ class Agent:
             compaction_model=setup.fast_model.model,
             trace=setup.trace,
             estimate_view=self._token_cache.estimate,
-        ):
-            if isinstance(item, threshold.ThresholdOutcome):
-                outcome = item
-            else:
-                yield item
+        )
+        async with aclosing(stage) as items:
+            async for item in items:
+                if isinstance(item, threshold.ThresholdOutcome):
+                    outcome = item
+                else:
+                    yield item
         if outcome is not None:
             state.usage = state.usage + outcome.usage
             if outcome.messages is not self.messages:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -97,16 +99,24 @@ def run_ask(options: AskOptions) -> int:
 
     async def consume() -> None:
         nonlocal done
+        events = session.agent.run(options.question)
         try:
-            async for event in session.agent.run(options.question):
+            async for event in events:
                 renderer.handle(event)
                 if isinstance(event, Done):
                     done = event
         finally:
+            # Close the run here (its open stream too) when rendering fails, e.g. on a
+            # closed pipe, rather than leaving it to the garbage collector mid-shutdown.
+            await events.aclose()
             await session.aclose()
 
     try:
         asyncio.run(consume())
+    except BrokenPipeError:
+        # The reader went away (`dexter ask --json ... | head -1`): stop quietly.
+        _discard_stdout()
+        return EXIT_FAILED
     except KeyboardInterrupt:
         renderer.close()
         pad = session.agent.scratchpad
@@ -114,7 +124,8 @@ def run_ask(options: AskOptions) -> int:
         sys.stderr.write(f"\nInterrupted.{where}\n")
         return EXIT_INTERRUPTED
     finally:
-        renderer.close()
+        with contextlib.suppress(BrokenPipeError):
+            renderer.close()
 
     if done is None:
         print_error("The run ended without an answer.")
@@ -127,3 +138,14 @@ def run_ask(options: AskOptions) -> int:
             print_error(f"Could not write the answer to {options.output}: {exc.strerror}.")
             return EXIT_FAILED
     return EXIT_OK if done.status == "ok" else EXIT_FAILED
+
+
+def _discard_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush cannot fail again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    finally:
+        os.close(devnull)

@@ -14,7 +14,7 @@ holding the new message list::
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -96,7 +96,7 @@ async def manage_context_threshold(
     compaction_model: str = "",
     trace: TraceFn | None = None,
     estimate_view: Callable[[list[Message], str], int] = estimate_message_tokens,
-) -> AsyncIterator[ThresholdItem]:
+) -> AsyncGenerator[ThresholdItem, None]:
     """Bring the view under the threshold; yields events, then one ``ThresholdOutcome``.
 
     ``used`` is ``last_reported_input`` (plus what the view grew since ``reported_basis``,

@@ -21,7 +21,7 @@ import contextlib
 import dataclasses
 import os
 import random
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 
 from dexter.config import ConfigError, Settings
 from dexter.events import ProviderRetry
@@ -83,7 +83,7 @@ async def generate(
     max_retries: int = 3,
     stream: bool = True,
     sleep: Sleep = asyncio.sleep,
-) -> AsyncIterator[StreamChunk | ProviderRetry | ModelResponse]:
+) -> AsyncGenerator[StreamChunk | ProviderRetry | ModelResponse, None]:
     """Call ``model`` with retries; yield chunks, ``ProviderRetry`` events, then one response.
 
     Raises ``ProviderError`` when the call cannot succeed (see the module docstring).
