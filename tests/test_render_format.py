@@ -84,6 +84,29 @@ def test_result_summary(result: str, summary: str) -> None:
     assert result_summary("get_financials", result) == summary
 
 
+@pytest.mark.parametrize(("tool", "data", "summary"), [
+    ("memory_search", {"results": [{"path": "MEMORY.md"}] * 2, "mode": "hybrid"},
+     "Found 2 memories"),
+    ("memory_search", {"results": [{"path": "MEMORY.md"}], "mode": "keyword"},
+     "Found 1 memory (keyword search)"),
+    ("memory_search", {"results": [], "mode": "hybrid"}, "No matching memories"),
+    ("memory_search", {"results": [], "mode": "keyword", "disabled": True,
+                       "error": "the index is damaged; run dexter memory reindex"},
+     "Memory unavailable: the index is damaged; run dexter memory reindex"),
+    ("memory_get", {"path": "MEMORY.md", "from": 3, "to": 9, "total_lines": 20, "text": "x"},
+     "Read lines 3-9 of MEMORY.md"),
+    ("memory_get", {"path": "2025-01-02.md", "from": 1, "to": 0, "total_lines": 0, "text": "",
+                    "note": "2025-01-02.md does not exist yet."},
+     "2025-01-02.md does not exist yet"),
+    ("memory_update", {"success": True, "file": "MEMORY.md",
+                       "message": "Appended 77 characters to MEMORY.md"},
+     "Appended 77 characters to MEMORY.md"),
+])
+def test_memory_tool_results_say_what_happened(tool: str, data: dict[str, object],
+                                               summary: str) -> None:
+    assert result_summary(tool, json.dumps({"data": data})) == summary
+
+
 def test_plain_text_result_cut_at_word_boundary_to_60() -> None:
     text = "The filing says revenue grew strongly across all segments in the fiscal year"
     summary = result_summary("read_file", text)

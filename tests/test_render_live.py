@@ -89,7 +89,7 @@ def test_full_run_shows_every_part_and_ends_with_answer_and_stats() -> None:
     assert "  ! You are approaching the suggested limit for 'get_financials' (3 calls)." in lines
     assert "⏺ Microcompact: cleared 6 old tool results (~42k tokens)" in lines
     assert "⏺ Memory flush: wrote 2025-01-02.md" in lines
-    assert "⏺ Memory recalled: 1 file (~1.3k tokens)" in lines
+    assert "⏺ Memory recalled: MEMORY.md (~1.3k tokens)" in lines
     assert "⏺ Context compacted: 120k → 8k tokens (93% smaller) with gpt-4.1-mini" in lines
     assert "⏺ Context cleared: removed 12 old messages, kept 5 rounds" in lines
     assert "⟳ retrying (rate limited) in 2.0s (attempt 1)" in lines
@@ -247,7 +247,7 @@ def test_events_outside_a_run_are_printed_without_a_working_line() -> None:
     try:
         renderer.handle(MemoryRecalled(["MEMORY.md"], 2_000))
         assert not renderer.is_live
-        assert "⏺ Memory recalled: 1 file (~2k tokens)" in con.export_text(clear=False)
+        assert "⏺ Memory recalled: MEMORY.md (~2k tokens)" in con.export_text(clear=False)
         renderer.handle(StreamProgress(40, "responding"))  # work without a run_start
         assert renderer.is_live
     finally:

@@ -126,6 +126,10 @@ def _json_summary(tool: str, payload: Any) -> str | None:
         else:
             shown = _format_number(result) if isinstance(result, int | float) else str(result)
         return "= " + truncate(one_line(shown), 60)
+    if isinstance(data, dict) and tool.startswith("memory_"):
+        memory = _memory_summary(tool, data)
+        if memory is not None:
+            return memory
     if isinstance(data, list):
         return f"Received {plural(len(data), 'item')}{suffix}"
     if isinstance(data, dict):
@@ -134,6 +138,26 @@ def _json_summary(tool: str, payload: Any) -> str | None:
     if isinstance(data, str) and data.strip():
         return truncate_words(one_line(data.strip().splitlines()[0]), 60) + suffix
     return f"Received data{suffix}"
+
+
+def _memory_summary(tool: str, data: dict[str, Any]) -> str | None:
+    """What a memory tool did: matches found, lines read, what was written."""
+    if tool == "memory_search" and isinstance(data.get("results"), list):
+        if data.get("disabled"):
+            return truncate(one_line(f"Memory unavailable: {data.get('error') or 'unknown'}"), 80)
+        count = len(data["results"])
+        found = f"Found {plural(count, 'memory', 'memories')}" if count else "No matching memories"
+        return found + (" (keyword search)" if data.get("mode") == "keyword" else "")
+    if tool == "memory_get" and isinstance(data.get("path"), str):
+        if data.get("note"):
+            return truncate(one_line(str(data["note"])), 80).rstrip(".")
+        start, end = data.get("from"), data.get("to")
+        lines = f"lines {start}-{end}" if isinstance(start, int) and isinstance(end, int) \
+            and end >= start else "no lines"
+        return truncate(f"Read {lines} of {data['path']}", 80)
+    if tool == "memory_update" and isinstance(data.get("message"), str):
+        return truncate(one_line(data["message"]), 80).rstrip(".")
+    return None
 
 
 def is_persisted(result: str) -> bool:

@@ -73,7 +73,7 @@ def notice_for(event: Event) -> Notice | None:
         case MemoryRecalled(files=files, tokens=tokens):
             if not files:
                 return None
-            return Notice("⏺", f"Memory recalled: {plural(len(files), 'file')}"
+            return Notice("⏺", f"Memory recalled: {truncate(', '.join(files), 80)}"
                                f" (~{format_tokens(tokens)} tokens)", "muted")
         case ContextCleared(cleared_count=cleared, kept_count=kept, reason=reason):
             why = " after a context overflow" if reason == "overflow" else ""
