@@ -59,12 +59,17 @@ def test_a_fact_saved_in_one_run_is_recalled_and_found_in_the_next(fake: FakeLLM
     fake.assert_no_violations()
 
 
-def test_no_memory_flag_hides_the_tools_and_writes_nothing(fake: FakeLLM, tmp_path: Path) -> None:
-    env = cli_env(fake, tmp_path, DEXTER_MEMORY_ENABLED="true")
+@pytest.mark.parametrize("args", [
+    ["ask", "--json", "--no-memory", "--model", "gpt-5.6-sol", "hi"],
+    ["--no-memory", "--model", "gpt-5.6-sol", "ask", "--json", "hi"],  # given before the command
+], ids=["after-ask", "before-ask"])
+def test_no_memory_flag_hides_the_tools_and_writes_nothing(fake: FakeLLM, tmp_path: Path,
+                                                           args: list[str]) -> None:
+    env = cli_env(fake, tmp_path, DEXTER_MEMORY_ENABLED="true", DEXTER_MODEL="gpt-4.1")
     fake.enqueue(Reply(text="No memory used."))
-    result = run_cli(["ask", "--json", "--no-memory", "--model", "gpt-5.6-sol", "hi"],
-                     cwd=tmp_path, env=env)
+    result = run_cli(args, cwd=tmp_path, env=env)
     assert result.code == 0, result.stderr
+    assert fake.requests_for("openai")[-1].body["model"] == "gpt-5.6-sol"
     tools = [t["function"]["name"] for t in fake.requests_for("openai")[-1].body.get("tools", [])]
     assert not any(name.startswith("memory_") for name in tools)
     assert not (tmp_path / ".dexter" / "memory").exists()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, cast
 
 import typer
 
@@ -27,6 +27,17 @@ ModelOpt = Annotated[
 ]
 
 
+def _global(ctx: typer.Context, name: str) -> object:
+    """An option given before the command (``dexter -m NAME ask``), else None."""
+    obj = ctx.find_root().obj
+    return obj.get(name) if isinstance(obj, dict) else None
+
+
+def _config(ctx: typer.Context, config: Path | None) -> Path | None:
+    """The command's ``--config``, else the one given before the command."""
+    return config or cast(Path | None, _global(ctx, "config"))
+
+
 def _version(value: bool) -> None:
     if value:
         typer.echo(f"dexter {__version__}")
@@ -44,6 +55,8 @@ def main_callback(
 ) -> None:
     """Run with no command to open an interactive research session."""
     if ctx.invoked_subcommand is not None:
+        # `dexter --no-memory ask ...`: options given before a command apply to it too.
+        ctx.obj = {"model": model, "config": config, "no_memory": no_memory}
         return
     from dexter.cli.repl_entry import start_repl
 
@@ -52,6 +65,7 @@ def main_callback(
 
 @app.command()
 def ask(
+    ctx: typer.Context,
     question: Annotated[str, typer.Argument(help="The research question.")],
     model: ModelOpt = None,
     max_iterations: Annotated[int | None, typer.Option("--max-iterations", min=1, help="Most model calls in the run (default 10).")] = None,
@@ -67,10 +81,12 @@ def ask(
     """Answer one question non-interactively and exit (0 answered, 1 failed, 2 bad usage)."""
     from dexter.cli.ask import AskOptions, run_ask
 
+    model = model or cast(str | None, _global(ctx, "model"))
+    config = _config(ctx, config)
     options = AskOptions(
         question=question, model=model, max_iterations=max_iterations, allow=list(allow or []),
         yes=yes, config=config, output=output, json_out=json_out, trace=trace,
-        no_memory=no_memory, plain=plain,
+        no_memory=no_memory or bool(_global(ctx, "no_memory")), plain=plain,
     )
     raise typer.Exit(run_ask(options))
 
@@ -100,37 +116,37 @@ app.add_typer(memory_app, name="memory")
 
 
 @memory_app.command("list")
-def memory_list(config: ConfigOpt = None) -> None:
+def memory_list(ctx: typer.Context, config: ConfigOpt = None) -> None:
     """List the memory files and the index status."""
     from dexter.cli.memory_cmd import run_memory
 
-    raise typer.Exit(run_memory("list", config))
+    raise typer.Exit(run_memory("list", _config(ctx, config)))
 
 
 @memory_app.command("search")
-def memory_search(query: Annotated[str, typer.Argument(help="What to look for.")],
+def memory_search(ctx: typer.Context, query: Annotated[str, typer.Argument(help="What to look for.")],
                   config: ConfigOpt = None) -> None:
     """Search memory (keywords, plus vectors when an embedding source is available)."""
     from dexter.cli.memory_cmd import run_memory
 
-    raise typer.Exit(run_memory("search", config, query))
+    raise typer.Exit(run_memory("search", _config(ctx, config), query))
 
 
 @memory_app.command("show")
-def memory_show(file: Annotated[str, typer.Argument(help="MEMORY.md, a YYYY-MM-DD.md file, long_term or daily.")],
+def memory_show(ctx: typer.Context, file: Annotated[str, typer.Argument(help="MEMORY.md, a YYYY-MM-DD.md file, long_term or daily.")],
                 config: ConfigOpt = None) -> None:
     """Print one memory file."""
     from dexter.cli.memory_cmd import run_memory
 
-    raise typer.Exit(run_memory("show", config, file))
+    raise typer.Exit(run_memory("show", _config(ctx, config), file))
 
 
 @memory_app.command("reindex")
-def memory_reindex(config: ConfigOpt = None) -> None:
+def memory_reindex(ctx: typer.Context, config: ConfigOpt = None) -> None:
     """Rebuild the memory index from the files (the files are the source of truth)."""
     from dexter.cli.memory_cmd import run_memory
 
-    raise typer.Exit(run_memory("reindex", config))
+    raise typer.Exit(run_memory("reindex", _config(ctx, config)))
 
 
 def main() -> None:
