@@ -91,6 +91,7 @@ async def test_memory_is_embedded_through_the_openai_sdk_in_batches_of_64(
     status = mgr.status()
     assert (status.mode, status.embedding_provider) == ("hybrid", "openai")
     assert status.embedded_chunks == status.chunks == 70
+    assert status.reason == ""  # nothing to explain: the search line already names the source
     fake_llm.assert_no_violations()
 
 

@@ -490,6 +490,26 @@ async def test_search_models_and_memory_commands(fake_llm: FakeLLM, tmp_path: Pa
     assert "claude-sonnet-4-6" in d.text and "ANTHROPIC_API_KEY set" in d.text
 
 
+async def test_memory_command_shows_the_files_and_what_this_session_loaded(
+        fake_llm: FakeLLM, tmp_path: Path) -> None:
+    settings = make_settings(tmp_path, **{"memory.enabled": True})
+    memory = settings.home_path / "memory"
+    memory.mkdir(parents=True)
+    (memory / "MEMORY.md").write_text("- Holds 200 NVDA shares.\n")
+    fake_llm.enqueue(Reply(text="You hold NVDA."))
+    async with running_repl(settings) as d:
+        d.line("/memory")
+        text = await d.wait_for("Loaded into this session:")
+        assert "Loaded into this session: MEMORY.md (~" in text
+        assert "Memory: available" in text and "MEMORY.md" in text.split("❯ /memory")[1]
+        d.line("/memory search NVDA")
+        await d.wait_for("Holds 200 NVDA shares.", count=1)
+        text = await d.ask("what do I hold?", "You hold NVDA.")
+    assert "Memory recalled: MEMORY.md" in text
+    system = fake_llm.requests_for("openai")[0].body["messages"][0]["content"]
+    assert "Holds 200 NVDA shares." in system
+
+
 async def test_quitting_while_an_approval_is_open_ends_cleanly(
         fake_llm: FakeLLM, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     note = WriteNoteTool()

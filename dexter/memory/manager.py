@@ -236,7 +236,8 @@ class MemoryManager:
             counts = index.counts()
         except (sqlite3.Error, OSError) as exc:
             return self._status(False, self._fail(exc), files)
-        reasons = [self._source_reason]
+        # With vectors the "Search:" line already names the source; without, say why not.
+        reasons = [self._source_reason] if self._embedder is None else []
         if self._embedder is not None and self._embed.error:
             reasons.append(f"last embedding attempt failed: {self._embed.error}"
                            + ("; keyword search until it recovers" if self._mode() == "keyword" else ""))

@@ -350,6 +350,11 @@ async def memory_command(repl: Repl, arg: str) -> None:
         await memory_slash(manager, repl.console, arg)
     finally:
         manager.close()
+    recalled = repl.session.recalled if repl.session is not None else None
+    if not arg.strip() and manager.enabled:
+        repl.note(f"Loaded into this session: {', '.join(recalled.files)}"
+                  f" (~{recalled.tokens:,} tokens)" if recalled is not None and recalled.files
+                  else "Loaded into this session: nothing (no memory notes yet).")
 
 
 async def rules_command(repl: Repl, arg: str) -> None:
