@@ -176,6 +176,30 @@ async def test_interrupt_mid_stream_returns_the_prompt_and_the_next_question_wor
     assert endings == ["interrupted", "ok"]
 
 
+async def test_messages_queued_before_an_interrupt_come_back_in_the_prompt(
+        fake_llm: FakeLLM, tmp_path: Path) -> None:
+    stall = Stall(after_chunks=2, reply=Reply(text="This answer never finishes, sorry."))
+    fake_llm.enqueue(stall, Reply(text="AMD answer."))
+    try:
+        async with running_repl(make_settings(tmp_path)) as d:
+            d.line("write a long report")
+            await reached(stall)
+            d.line("and also AMD")
+            await d.wait_for("(queued)")
+            d.type(ESC)
+            await d.wait_for("Your queued messages are back in the prompt.")
+            await d.wait_until(lambda: d.repl._prompt is not None and d.repl._prompt.app.is_running
+                               and d.repl._prompt.default_buffer.text == "and also AMD",
+                               "the queued text is in the prompt")
+            assert len(d.repl.queue) == 0
+            d.type(ENTER)
+            await d.wait_for("AMD answer.")
+            await d.wait_idle()
+    finally:
+        stall.gate.set()
+    assert user_contents(fake_llm, 1) == ["write a long report", "and also AMD"]
+
+
 async def test_interrupted_tool_call_is_repaired_before_the_next_request(
         fake_llm: FakeLLM, tmp_path: Path) -> None:
     note = WriteNoteTool()
