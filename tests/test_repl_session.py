@@ -534,6 +534,25 @@ async def test_memory_command_shows_the_files_and_what_this_session_loaded(
     assert "Holds 200 NVDA shares." in system
 
 
+async def test_recalled_memory_stays_frozen_when_the_model_is_switched(
+        fake_llm: FakeLLM, tmp_path: Path) -> None:
+    settings = make_settings(tmp_path, **{"memory.enabled": True})
+    memory = settings.home_path / "memory"
+    memory.mkdir(parents=True)
+    (memory / "MEMORY.md").write_text("- Holds 200 NVDA shares.\n")
+    fake_llm.enqueue(Reply(text="First."), Reply(text="Second."))
+    async with running_repl(settings) as d:
+        await d.ask("one", "First.")
+        (memory / "MEMORY.md").write_text("- Holds 200 NVDA shares.\n- Sold all AMD.\n")
+        d.line("/model gpt-4.1-mini")
+        await d.wait_for("saved for next sessions")
+        await d.ask("two", "Second.")
+    first, second = (r.body["messages"][0]["content"] for r in fake_llm.requests_for("openai"))
+    assert "Holds 200 NVDA shares." in second
+    assert "Sold all AMD." not in second and "Sold all AMD." not in first
+    assert d.text.count("Memory recalled: MEMORY.md") == 1
+
+
 async def test_quitting_while_an_approval_is_open_ends_cleanly(
         fake_llm: FakeLLM, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     note = WriteNoteTool()

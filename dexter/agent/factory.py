@@ -28,6 +28,8 @@ class Session:
     model_name: str
     provider_name: str
     recalled: MemoryRecalled | None = None
+    memory_text: str = ""
+    """The recalled memory as put in the system prompt (reused by a rebuild: see ``recall``)."""
 
     async def aclose(self) -> None:
         """Close the model clients' HTTP connections (errors while closing are ignored)."""
@@ -51,8 +53,13 @@ def build_session(
     env: Mapping[str, str] | None = None,
     tools: Sequence[Tool[Any]] | None = None,
     memory_enabled: bool | None = None,
+    recall: tuple[MemoryRecalled | None, str] | None = None,
 ) -> Session:
-    """Resolve the model and build the agent. Raises ``ConfigError`` for a missing key."""
+    """Resolve the model and build the agent. Raises ``ConfigError`` for a missing key.
+
+    ``recall``: the session's memory recall (event, text) to reuse instead of reading the
+    memory files again, so a rebuild mid-session (another model, new rules) keeps it frozen.
+    """
     from dexter.providers.call import create_chat_model
     from dexter.providers.registry import resolve_model
 
@@ -75,7 +82,8 @@ def build_session(
 
         tools = build_tools(settings, memory=memory, interactive=interactive)
 
-    recalled, memory_text = _recall(memory, settings)
+    recalled, memory_text = recall if recall is not None and memory is not None \
+        else _recall(memory, settings)
     prompt = build_system_prompt(tools, memory_text=memory_text,
                                  memory_enabled=memory is not None, rules=_rules(settings))
     setup = AgentSetup(
@@ -87,7 +95,8 @@ def build_session(
         request_user_input=request_user_input, interactive=interactive, trace=trace,
         recalled=recalled,
     )
-    return Session(Agent(setup), resolved.model, resolved.provider.display_name, recalled)
+    return Session(Agent(setup), resolved.model, resolved.provider.display_name, recalled,
+                   memory_text)
 
 
 def _permissions(settings: Settings, cwd: Path) -> Any:

@@ -170,6 +170,8 @@ class Repl:
         self._stash = ""
         self._armed: tuple[str, float] | None = None
         self._history_path = history_path or settings.home_path / HISTORY_FILE
+        self._recall: tuple[Any, str] | None = None
+        """The memory recalled when the session opened: frozen for the session's life."""
         self._prompt: PromptSession[str] | None = None
 
     # -- state ------------------------------------------------------------------------------
@@ -215,16 +217,25 @@ class Repl:
         Returns whether a model can run. The problem (e.g. a missing key) is kept in
         ``problem`` with guidance on how to fix it.
         """
+        frozen = self._recall
         try:
             session = self._build(
                 self.settings, approver=self._approve, interactive=self.interactive,
                 queue=self.queue,
                 request_user_input=self._request_user_input if self.interactive else None,
+                **({"recall": frozen} if frozen is not None else {}),
             )
         except ConfigError as exc:
             self.session = None
             self.problem = key_problem(str(exc), self._missing_key_var())
             return False
+        if frozen is None:
+            self._recall = (session.recalled, session.memory_text)
+        else:
+            # the recall is the session's, loaded once; say so once (if not said yet)
+            previous = self.session.agent.setup.recalled if self.session is not None else None
+            session.agent.setup.recalled = previous
+            session.recalled = frozen[0]
         session.agent.setup.session_grants = self.grants
         self.session = session
         self.problem = ""
