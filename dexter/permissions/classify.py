@@ -158,6 +158,8 @@ def _git_problem(seg: Segment) -> str | None:
     if _long_option(rest, "--output", "--ext-diff", "--open-files-in-pager") or "-O" in rest \
             or any(a.startswith("-O") and not a.startswith("--") for a in rest):
         return "git option that writes a file or runs a program"
+    if sub == "grep":
+        return "'git grep' searches every tracked file and may print committed secrets"
     if sub in _GIT_READ:
         return None
     if sub == "branch" and all(a in _GIT_BRANCH_LIST_OPTIONS for a in rest):

@@ -29,6 +29,7 @@ from collections.abc import Iterator
 
 from dexter.permissions.classify import SAFE_ENV_VARS, operands
 from dexter.permissions.shell_parse import ParsedCommand, Segment, parse_command, substitutions
+from dexter.permissions.writes import directory_change, write_targets
 from dexter.tools.sandbox import Sandbox, secret_path_reason
 
 DANGEROUS_ENV = re.compile(
@@ -41,6 +42,10 @@ DANGEROUS_ENV = re.compile(
 _SECRET_VAR = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
 _SECRET_VAR_NAME = re.compile(r"(?i)(key|token|secret|passw|credential|auth|cookie|session)")
 _FORK_BOMB = re.compile(r"([\w:.]+)\s*\(\s*\)\s*\{[^}]*\1\s*\|\s*\1")
+_JQ_ENV = re.compile(r"(?<![\w.$])env\b|\$ENV\b|\$__prog_args\b")
+# Interpreter code that reads the environment wholesale (python, node, perl, ruby, awk, php).
+_CODE_ENV = re.compile(r"os\.environ|environb|process\.env\b|%ENV\b|\$ENV\{|\bENV\[|\bENV\.|"
+                       r"\bENVIRON\b|getenv|\$_ENV\b|\$_SERVER\b")
 _PROC_ENVIRON = re.compile(r"/proc/[^/\s]*/+environ")
 # Secret names embedded in a longer word, e.g. code passed to an interpreter.
 _EMBEDDED_SECRET = re.compile(
@@ -133,7 +138,7 @@ def secret_reason(seg: Segment, sandbox: Sandbox) -> str | None:
 
 def _env_print_reason(seg: Segment) -> str | None:
     base, args = _base(seg), seg.args
-    if not seg.words and "env" in seg.wrappers:
+    if not seg.words and "env" in seg.wrappers and seg.split is None:
         return "'env' without a command prints every environment variable (API keys included)"
     if base == "printenv" and not (args and all(a in SAFE_ENV_VARS for a in args)):
         return "printenv prints environment variables (API keys included)"
@@ -142,6 +147,10 @@ def _env_print_reason(seg: Segment) -> str | None:
     if base in {"declare", "typeset"} and (not args or any(
             a.startswith("-") and ("p" in a or "x" in a) for a in args)):
         return f"'{base}' prints environment variables"
+    if base == "jq" and any(_JQ_ENV.search(a) for a in args):
+        return "jq's 'env'/'$ENV' prints environment variables (API keys included)"
+    if any(_CODE_ENV.search(a) for a in args):
+        return "the code reads the whole environment (API keys included)"
     if base == "ps" and any(not a.startswith("-") and "e" in a for a in args):
         return "'ps e' prints the environment of processes"
     if base in {"cat", "strings", "xxd", "od", "less", "more"} and any(
@@ -150,22 +159,47 @@ def _env_print_reason(seg: Segment) -> str | None:
     return None
 
 
-def _outside(sandbox: Sandbox, path: str) -> bool:
+def _placed(path: str, where: str | None) -> str | None:
+    """``path`` as seen from the folder ``where`` the command runs in (None: unknown)."""
+    if path.startswith("~") or os.path.isabs(path):
+        return path
+    return None if where is None else os.path.join(where, path)
+
+
+def _outside(sandbox: Sandbox, path: str, where: str | None) -> bool:
     if any(ch in path for ch in "$`"):
         return True
-    return not sandbox.contains(path)
+    placed = _placed(path, where)
+    return placed is None or not sandbox.contains(placed)
 
 
-def _destructive_reason(seg: Segment, sandbox: Sandbox) -> str | None:
+def _move(sandbox: Sandbox, where: str | None, target: str | None) -> str | None:
+    """The folder after ``cd target`` from ``where``; None once it is outside or unknown."""
+    if target is None or any(ch in target for ch in "$`"):
+        return None
+    placed = _placed(target, where)
+    if placed is None or not sandbox.contains(placed):
+        return None
+    return os.path.realpath(os.path.expanduser(placed))
+
+
+def _destructive_reason(seg: Segment, sandbox: Sandbox, where: str | None) -> str | None:
     base, args = _base(seg), seg.args
+    if seg.chdir is not None:
+        where = _move(sandbox, where, seg.chdir)
     if base in _ALWAYS_DESTRUCTIVE or base.startswith("mkfs."):
         return f"'{base}' can destroy the system"
     if base in _PATH_DESTROYERS:
         for path in operands(args):
-            if _outside(sandbox, path):
+            if _outside(sandbox, path, where):
                 return f"'{base}' on {path!r}, which is outside the workspace (or not resolvable)"
-            if base in {"rm", "rmdir", "shred", "srm"} and sandbox.is_root(path):
+            placed = _placed(path, where)
+            if base in {"rm", "rmdir", "shred", "srm"} and placed and sandbox.is_root(placed):
                 return f"'{base}' on {path!r} would remove the whole workspace"
+    for path in write_targets(seg):
+        if _outside(sandbox, path, where):
+            return (f"'{base}' writes to (or links to) {path!r}, outside the workspace "
+                    "(or in a folder dexter cannot check)")
     if base in _COPIERS:
         names = operands(args)
         targets = [a.split("=", 1)[1] for a in args if a.startswith("--target-directory=")]
@@ -173,15 +207,15 @@ def _destructive_reason(seg: Segment, sandbox: Sandbox) -> str | None:
         if len(names) >= 2:
             targets.append(names[-1])
         for path in targets:
-            if _outside(sandbox, path):
+            if _outside(sandbox, path, where):
                 return f"'{base}' writes to {path!r}, outside the workspace"
     if base == "dd":
         for a in args:
-            if a.startswith("of=") and _outside(sandbox, a[3:]):
+            if a.startswith("of=") and _outside(sandbox, a[3:], where):
                 return f"'dd' writes to {a[3:]!r}, outside the workspace"
     if base == "find" and "-delete" in args:
         for path in operands(args[: args.index("-delete")])[:1] or ["."]:
-            if _outside(sandbox, path):
+            if _outside(sandbox, path, where):
                 return "'find -delete' outside the workspace"
     if base == "kill" and "-1" in args[1:]:
         return "'kill -1' signals every process"
@@ -189,12 +223,12 @@ def _destructive_reason(seg: Segment, sandbox: Sandbox) -> str | None:
         return "'crontab' changes scheduled jobs outside the workspace"
     for redirect in seg.redirects:
         if redirect.writes_file and redirect.op not in {">&", "<&"} and \
-                _outside(sandbox, redirect.target):
+                _outside(sandbox, redirect.target, where):
             return f"writes to {redirect.target!r}, outside the workspace"
     return None
 
 
-def _segment_reason(seg: Segment, sandbox: Sandbox, depth: int) -> str | None:
+def _segment_reason(seg: Segment, sandbox: Sandbox, depth: int, where: str | None) -> str | None:
     for assignment in seg.env:
         if DANGEROUS_ENV.match(assignment):
             name = assignment.split("=", 1)[0]
@@ -204,11 +238,12 @@ def _segment_reason(seg: Segment, sandbox: Sandbox, depth: int) -> str | None:
         return f"'{base}' escalates privileges"
     if base == "export" and any(DANGEROUS_ENV.match(a) for a in seg.args):
         return "exporting a variable that can hijack programs"
-    for check in (secret_reason(seg, sandbox), _env_print_reason(seg), _destructive_reason(seg, sandbox)):
+    for check in (secret_reason(seg, sandbox), _env_print_reason(seg),
+                  _destructive_reason(seg, sandbox, where)):
         if check:
             return check
     for nested in _nested_commands(seg):
-        reason = floor_reason(parse_command(nested), sandbox, depth + 1)
+        reason = floor_reason(parse_command(nested), sandbox, depth + 1, where)
         if reason:
             return reason
     return None
@@ -217,6 +252,8 @@ def _segment_reason(seg: Segment, sandbox: Sandbox, depth: int) -> str | None:
 def _nested_commands(seg: Segment) -> Iterator[str]:
     """Command strings a segment runs itself: ``sh -c``, ``eval``, ``xargs``, ``find -exec``."""
     base, args = _base(seg), list(seg.args)
+    if seg.split is not None:
+        yield " ".join([seg.split, *args])
     if base in _SHELLS and "-c" in args:
         index = args.index("-c")
         if index + 1 < len(args):
@@ -256,8 +293,19 @@ def _pipeline_reason(parsed: ParsedCommand) -> str | None:
     return None
 
 
-def floor_reason(parsed: ParsedCommand, sandbox: Sandbox, depth: int = 0) -> str | None:
-    """Why the built-in floor denies this command, or None."""
+_HERE = "."
+
+
+def floor_reason(parsed: ParsedCommand, sandbox: Sandbox, depth: int = 0,
+                 where: str | None = _HERE) -> str | None:
+    """Why the built-in floor denies this command, or None.
+
+    ``where`` is the folder the command starts in (default: the working directory; None:
+    unknown, e.g. after ``cd $DIR``). A ``cd`` moves it for the segments after it, so
+    ``cd /tmp && rm -rf x`` is judged as ``rm -rf /tmp/x``.
+    """
+    if where is _HERE:
+        where = os.path.realpath(sandbox.cwd)
     if depth > _MAX_DEPTH:
         return "commands nested too deeply"
     raw = parsed.raw
@@ -271,13 +319,16 @@ def floor_reason(parsed: ParsedCommand, sandbox: Sandbox, depth: int = 0) -> str
     if reason:
         return reason
     for body in substitutions(raw):
-        reason = floor_reason(parse_command(body), sandbox, depth + 1)
+        reason = floor_reason(parse_command(body), sandbox, depth + 1, where)
         if reason:
             return reason
     for seg in parsed.segments:
-        reason = _segment_reason(seg, sandbox, depth)
+        reason = _segment_reason(seg, sandbox, depth, where)
         if reason:
             return reason
+        moves, target = directory_change(seg)
+        if moves:
+            where = _move(sandbox, where, target)
     return None
 
 

@@ -81,6 +81,8 @@ class Segment:
     redirects: tuple[Redirect, ...] = ()
     operator: str = ""  # the operator before this segment ("" for the first)
     unknown: str | None = None  # why this segment alone is not understood
+    chdir: str | None = None  # the folder ``env -C DIR`` runs the command in
+    split: str | None = None  # the command line ``env -S "..."`` splits and runs
 
     @property
     def command(self) -> str:
@@ -341,20 +343,25 @@ def _segment(words: list[str], redirects: list[Redirect], operator: str) -> Segm
     while index < len(words) and _ASSIGNMENT.match(words[index]):
         env.append(words[index])
         index += 1
-    rest, wrappers, unknown = _unwrap(words[index:], env)
+    rest, wrappers, unknown, extras = _unwrap(words[index:], env)
     if rest:
         base = os.path.basename(rest[0])
         if base in _NEVER_STATIC:
             unknown = unknown or f"'{base}' runs code the parser cannot see"
         elif base in _KEYWORDS:
             unknown = unknown or f"shell keyword '{base}'"
-    return Segment(tuple(rest), tuple(env), tuple(wrappers), tuple(redirects), operator, unknown)
+    return Segment(tuple(rest), tuple(env), tuple(wrappers), tuple(redirects), operator, unknown,
+                   extras.get("chdir"), extras.get("split"))
 
 
-def _unwrap(words: list[str], env: list[str]) -> tuple[list[str], list[str], str | None]:
-    """Remove wrapper commands and their options; returns (words, wrappers, unknown reason)."""
+def _unwrap(words: list[str], env: list[str]) -> tuple[list[str], list[str], str | None, dict[str, str]]:
+    """Remove wrapper commands and their options.
+
+    Returns (words, wrappers, unknown reason, ``env -C``/``env -S`` values as ``chdir``/``split``).
+    """
     wrappers: list[str] = []
     unknown: str | None = None
+    extras: dict[str, str] = {}
     while words and os.path.basename(words[0]) in WRAPPERS:
         name = os.path.basename(words[0])
         args = words[1:]
@@ -363,16 +370,33 @@ def _unwrap(words: list[str], env: list[str]) -> tuple[list[str], list[str], str
         consumed, problem = _wrapper_options(name, args, env)
         if problem:
             unknown = unknown or problem
+        if name == "env":
+            extras.update(_env_extras(args[:consumed]))
         wrappers.append(name)
         words = args[consumed:]
         if name == "env":
             while words and _ASSIGNMENT.match(words[0]):
                 env.append(words.pop(0))
-    return words, wrappers, unknown
+    return words, wrappers, unknown, extras
+
+
+def _env_extras(options: list[str]) -> dict[str, str]:
+    """The folder of ``env -C DIR`` and the command line of ``env -S "..."``."""
+    found: dict[str, str] = {}
+    names = {"-C": "chdir", "--chdir": "chdir", "-S": "split", "--split-string": "split"}
+    for i, option in enumerate(options):
+        name, eq, value = option.partition("=")
+        if name in names and eq:
+            found[names[name]] = value
+        elif option in names and i + 1 < len(options):
+            found[names[option]] = options[i + 1]
+        elif option[:2] in {"-C", "-S"} and len(option) > 2:
+            found[names[option[:2]]] = option[2:]
+    return found
 
 
 _VALUE_OPTIONS = {
-    "env": {"-u", "--unset"},
+    "env": {"-u", "--unset", "-C", "--chdir", "-S", "--split-string"},
     "nice": {"-n", "--adjustment"},
     "timeout": {"-s", "--signal", "-k", "--kill-after"},
     "stdbuf": {"-i", "-o", "-e", "--input", "--output", "--error"},
