@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -11,7 +13,13 @@ import pytest
 
 from dexter.config import Settings
 from dexter.tools.base import ToolContext, ToolFailure
-from dexter.tools.bash import MAX_STREAM_BYTES, BashTool, run_command, shell_tools
+from dexter.tools.bash import (
+    MAX_STREAM_BYTES,
+    BashTool,
+    child_environment,
+    run_command,
+    shell_tools,
+)
 
 
 def alive(pid: int) -> bool:
@@ -134,3 +142,36 @@ def test_shell_tools_flags() -> None:
     assert (bash_tool.name, bash_tool.needs_approval, bash_tool.concurrency_safe, bash_tool.compactable) == \
         ("bash", True, False, False)
     assert (ask.name, ask.needs_approval, ask.concurrency_safe) == ("ask_user_question", False, False)
+
+
+@pytest.mark.parametrize(("name", "value"), [
+    ("GH_PAT", "plain-looking-value"),
+    ("SERVICE_AUTH", "opaque"),
+    ("SENTRY_DSN", "https://abc@o1.ingest.sentry.io/1"),
+    ("UNRELATED_NAME", "sk-proj-abcdefghijklmnop"),
+    ("UNRELATED_TWO", "ghp_abcdefghijklmnopqrstuvwxyz0123"),
+    ("DATABASE_URL", "postgres://app:hunter2hunter2@db:5432/x"),
+])
+def test_variables_that_look_secret_by_name_or_value_are_dropped(monkeypatch: pytest.MonkeyPatch,
+                                                                 name: str, value: str) -> None:
+    monkeypatch.setenv(name, value)
+    monkeypatch.setenv("SSH_AUTH_SOCK", "/tmp/agent.sock")  # a socket path git needs, not a secret
+    env = child_environment()
+    assert name not in env
+    assert env["SSH_AUTH_SOCK"] == "/tmp/agent.sock"
+
+
+def test_dexter_makes_its_own_environ_unreadable_before_running_commands(tmp_path: Path) -> None:
+    if not sys.platform.startswith("linux"):
+        pytest.skip("/proc and prctl are Linux only")
+    script = (
+        "import asyncio, ctypes\n"
+        "from dexter.tools.bash import run_command\n"
+        "libc = ctypes.CDLL(None)\n"
+        "before = libc.prctl(3, 0, 0, 0, 0)\n"
+        "asyncio.run(run_command('true', '.', 5))\n"
+        "print(before, libc.prctl(3, 0, 0, 0, 0))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=30, check=True)
+    assert done.stdout.split() == ["1", "0"]  # PR_GET_DUMPABLE: dumpable before, not after

@@ -1,9 +1,13 @@
 """``bash(command, timeout, description)``: run one ``/bin/sh -c`` command in the workspace.
 
 The command runs in the working directory, in its own session and process group, with no
-stdin and an environment without secret-looking variables (names containing ``_KEY``,
-``SECRET``, ``TOKEN``, ``PASSW``, ``CREDENTIAL``), so even an approved command cannot print
-dexter's API keys. stdout and stderr are each kept up to 256 KB; the rest is read and
+stdin and an environment without secrets: variables whose names look like keys (``_KEY``,
+``SECRET``, ``TOKEN``, ``PASSW``, ``CREDENTIAL``, ``_PAT``, ``_AUTH``...; see
+:func:`is_secret_variable`) or whose values look like keys (``sk-...``, ``ghp_...``, a URL
+with a password...) are dropped, so even an approved command cannot print dexter's API
+keys. On Linux dexter also marks itself non-dumpable before the first command, which makes
+its own ``/proc/<pid>/environ`` unreadable to the commands it starts (unless they run as
+root). stdout and stderr are each kept up to 256 KB; the rest is read and
 dropped (so the child never blocks on a full pipe) and the result says how much was lost.
 
 On timeout (default ``[tools] bash_timeout`` = 120 s, at most 600 s) or cancellation the
@@ -19,19 +23,27 @@ import contextlib
 import os
 import re
 import signal
+import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
+from dexter.secrets import SECRET_ENV_SUFFIXES
 from dexter.tools.base import Tool, ToolContext, ToolFailure
 
 MAX_STREAM_BYTES = 256 * 1024
 MAX_TIMEOUT_SECONDS = 600
 KILL_GRACE_SECONDS = 2.0
 PIPE_DRAIN_SECONDS = 2.0
-_SECRET_ENV = re.compile(r"(?i)(_key\b|_key_|apikey|secret|token|passw|credential)")
+_SECRET_ENV = re.compile(r"(?i)(_key\b|_key_|apikey|secret|token|passw|credential|_pat\b|"
+                         r"^pat_|_auth\b|^auth_|cookie|_pwd\b|_pass\b|_dsn\b)")
+_SECRET_VALUE = re.compile(
+    r"\bsk-[A-Za-z0-9_\-]{8,}|\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{16,}|\bgithub_pat_\w{16,}|"
+    r"\bglpat-[\w-]{16,}|\bxox[abprs]-[\w-]{8,}|\bAKIA[0-9A-Z]{16}\b|\bAIza[\w-]{20,}|"
+    r"\b(?:xai|gsk|pplx|tvly)-[\w-]{16,}|-----BEGIN [A-Z ]*PRIVATE KEY|"
+    r"://[^/\s:@]+:[^/\s@]+@")
 
 
 class BashParams(BaseModel):
@@ -61,9 +73,43 @@ async def _pump(stream: asyncio.StreamReader | None, capture: _Capture) -> None:
         capture.dropped += max(0, len(chunk) - max(room, 0))
 
 
+def is_secret_variable(name: str, value: str) -> bool:
+    """True when an environment variable looks like it holds a key, token or password."""
+    if _SECRET_ENV.search(name) or name.upper().endswith(SECRET_ENV_SUFFIXES):
+        return True
+    return bool(_SECRET_VALUE.search(value))
+
+
 def child_environment() -> dict[str, str]:
-    """dexter's environment minus variables whose names look like secrets."""
-    return {k: v for k, v in os.environ.items() if not _SECRET_ENV.search(k)}
+    """dexter's environment minus every variable that looks like a secret (name or value)."""
+    return {k: v for k, v in os.environ.items() if not is_secret_variable(k, v)}
+
+
+_protected = False
+
+
+def protect_own_environment() -> bool:
+    """Make dexter's ``/proc/<pid>/environ`` unreadable to the commands it runs (Linux).
+
+    ``prctl(PR_SET_DUMPABLE, 0)`` hands the process's /proc files to root; a child running
+    as the same (non-root) user can then no longer read the keys in dexter's environment.
+    Children are dumpable again after ``exec``, so their own tools keep working. Returns
+    True when the process is protected. Elsewhere (macOS) /proc does not exist.
+    """
+    global _protected
+    if _protected or not sys.platform.startswith("linux"):
+        return _protected
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        _protected = libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        _protected = False
+    return _protected
+
+
+_PR_SET_DUMPABLE = 4
 
 
 def _signal_group(pgid: int, sig: int) -> None:
@@ -123,6 +169,7 @@ class BashRun:
 async def run_command(command: str, cwd: os.PathLike[str] | str, timeout: int) -> BashRun:
     """Run ``command`` under ``/bin/sh -c`` with the caps, timeout and group kill."""
     started = time.monotonic()
+    protect_own_environment()
     try:
         proc = await asyncio.create_subprocess_exec(
             "/bin/sh", "-c", command, cwd=cwd, stdin=asyncio.subprocess.DEVNULL,
