@@ -105,6 +105,36 @@ def test_sandbox_write_protects_settings_and_git(ws: Path) -> None:
     assert ".git" in (sandbox.check(".git/hooks/pre-commit", write=True) or "")
 
 
+@pytest.mark.parametrize("path", [
+    ".DEXTER/settings.json",    # the same file on a case-insensitive file system (macOS)
+    ".dexter/SETTINGS.JSON",
+    ".dexter/settings.json.",   # Windows drops trailing dots
+    ".GIT/hooks/pre-commit",
+    ".git./config",
+    ".Git /config",
+])
+def test_write_protection_ignores_case_and_trailing_dots(ws: Path, path: str) -> None:
+    assert sandbox_for(ws, ws / ".dexter").check(path, write=True) is not None
+
+
+@pytest.mark.parametrize("path", [
+    "~/.bash_history", ".zsh_history", "home/.config/gh/hosts.yml", ".config/GCloud/x.db",
+    ".vault-token",
+])
+def test_history_files_and_token_folders_are_secret(ws: Path, path: str) -> None:
+    reason = sandbox_for(ws, ws / ".dexter").check(path)
+    assert reason is not None
+
+
+async def test_write_through_a_hard_link_never_changes_the_outside_file(
+        ctx: ToolContext, ws: Path, tmp_path: Path) -> None:
+    os.link(tmp_path / "outside.txt", ws / "hard.txt")
+    await call(WriteFileTool(), ctx, path="hard.txt", content="new\n")
+    await call(EditFileTool(), ctx, path="hard.txt", old_text="new", new_text="newer")
+    assert (tmp_path / "outside.txt").read_text() == "outside secret\n"
+    assert (ws / "hard.txt").read_text() == "newer\n"
+
+
 def test_secret_refusal_says_why(ws: Path) -> None:
     reason = sandbox_for(ws, ws / ".dexter").check(".env")
     assert reason is not None and "secret" in reason and "'.env'" in reason

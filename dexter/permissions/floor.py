@@ -196,6 +196,17 @@ def _destructive_reason(seg: Segment, sandbox: Sandbox, where: str | None) -> st
             placed = _placed(path, where)
             if base in {"rm", "rmdir", "shred", "srm"} and placed and sandbox.is_root(placed):
                 return f"'{base}' on {path!r} would remove the whole workspace"
+    written = [*write_targets(seg), *(r.target for r in seg.redirects if r.writes_file
+                                      and r.op not in {">&", "<&"})]
+    if base in _PATH_DESTROYERS:
+        written += operands(args)
+    if base in _COPIERS:
+        written += operands(args)[-1:] + [args[i + 1] for i, a in enumerate(args[:-1]) if a == "-t"]
+    for path in written:
+        placed = _placed(path, where)
+        protected = sandbox.write_protection(placed) if placed and "$" not in path else None
+        if protected:
+            return f"'{base or 'the redirection'}' would change {path!r}: {protected}"
     for path in write_targets(seg):
         if _outside(sandbox, path, where):
             return (f"'{base}' writes to (or links to) {path!r}, outside the workspace "

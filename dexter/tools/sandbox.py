@@ -29,8 +29,12 @@ SECRET_DIRS = frozenset({
 # Exact file names that hold credentials.
 SECRET_NAMES = frozenset({
     ".envrc", ".netrc", "_netrc", ".pgpass", ".git-credentials", ".npmrc", ".pypirc",
-    "credentials",
+    "credentials", ".vault-token", ".bash_history", ".zsh_history", ".sh_history",
+    ".python_history", ".psql_history", ".mysql_history", ".node_repl_history",
 })
+# Folders (as the end of a path, casefolded) that hold tokens without a telling file name.
+SECRET_DIR_PATHS = (".config/gh", ".config/hub", ".config/gcloud", ".config/op",
+                    ".local/share/keyrings")
 # Glob patterns (matched against one casefolded path component).
 SECRET_PATTERNS = (
     ".env", ".env.*", "credentials.*", "*.pem", "*.key", "*.p12", "*.pfx", "*.jks",
@@ -54,11 +58,17 @@ def secret_component_reason(component: str) -> str | None:
 
 def secret_path_reason(path: str) -> str | None:
     """Why a path (any of its components) names a secret, or None."""
-    for part in path.replace("\\", "/").split("/"):
-        if part and part not in {".", ".."}:
+    parts = [p for p in path.replace("\\", "/").split("/") if p and p != "."]
+    for part in parts:
+        if part != "..":
             reason = secret_component_reason(part)
             if reason:
                 return reason
+    folded = [unicodedata.normalize("NFKC", p).casefold() for p in parts]
+    for i in range(len(folded) - 1):
+        pair = f"{folded[i]}/{folded[i + 1]}"
+        if pair in SECRET_DIR_PATHS:
+            return f"'{parts[i]}/{parts[i + 1]}' holds login tokens"
     return None
 
 
@@ -108,6 +118,13 @@ class Sandbox:
             return None
         root = self._root_of(real)
         return secret_path_reason(str(real.relative_to(root) if root else real))
+
+    def write_protection(self, user_path: str) -> str | None:
+        """Why writing this path is never allowed (settings.json, ``.git``), or None."""
+        if not user_path or "\x00" in user_path:
+            return None
+        lexical = self._lexical(unicodedata.normalize("NFKC", user_path))
+        return self._write_protection(Path(os.path.realpath(lexical)), lexical)
 
     def is_root(self, user_path: str) -> bool:
         """True when the path names one of the roots itself (the whole workspace)."""
@@ -186,15 +203,23 @@ class Sandbox:
         return ", ".join(str(r) for r in self.roots)
 
     def _write_protection(self, real: Path, lexical: Path) -> str | None:
-        settings = Path(os.path.realpath(self.home)) / "settings.json"
-        if settings in (real, lexical):
+        # Compared casefolded, trailing dots and spaces dropped: on case-insensitive file
+        # systems (macOS, Windows) `.DEXTER/Settings.json` and `.git./config` are the same files.
+        settings = _loose(Path(os.path.realpath(self.home)) / "settings.json")
+        if settings in (_loose(real), _loose(lexical)):
             return ("settings.json holds the permission rules and only changes through an "
                     "approval answered by the user.")
         for path in (real, lexical):
             root = self._root_of(path)
-            if root is not None and ".git" in {p.casefold() for p in path.relative_to(root).parts}:
+            if root is not None and ".git" in _loose(path.relative_to(root)).split("/"):
                 return "files inside .git are never written by tools (hooks and config run code)."
         return None
+
+
+def _loose(path: Path) -> str:
+    """A path as a case-insensitive file system compares it."""
+    return "/".join(unicodedata.normalize("NFKC", part).casefold().rstrip(" .") or part
+                    for part in path.as_posix().split("/"))
 
 
 def sandbox_for(cwd: Path, home: Path) -> Sandbox:
