@@ -62,6 +62,12 @@ def fake_dns(monkeypatch: pytest.MonkeyPatch, table: dict[str, list[str]]) -> li
     "http://[fe80::1]/",
     "http://240.0.0.1/",
     "http://[::]/",
+    "http://192.0.0.192/",             # Oracle Cloud metadata
+    "http://[64:ff9b:1::a9fe:a9fe]/",  # local-use NAT64 of 169.254.169.254
+    "http://[fd00:ec2::254]/",         # AWS metadata over IPv6
+    "http://0x7f.1/",
+    "http://017700000001/",
+    "http://[fe80::1%25eth0]/",
 ])
 async def test_private_and_odd_forms_are_refused_without_dns(monkeypatch: pytest.MonkeyPatch, url: str) -> None:
     asked = fake_dns(monkeypatch, {})

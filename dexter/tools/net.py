@@ -36,6 +36,14 @@ _LOCAL_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost",
 _INET_ATON_FORM = re.compile(r"^(0[xX][0-9a-fA-F]*|[0-9]+)(\.(0[xX][0-9a-fA-F]*|[0-9]+)){0,3}$")
 _CGNAT = ipaddress.ip_network("100.64.0.0/10")
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
+_NAT64_LOCAL = ipaddress.ip_network("64:ff9b:1::/48")
+# Not global whatever this Python's ipaddress tables say (they lag the IANA registry):
+# IETF protocol assignments (Oracle Cloud's metadata service is 192.0.0.192), the retired
+# 6to4 relay anycast, IPv6 documentation and segment-routing blocks.
+_EXTRA_BLOCKED = (
+    ipaddress.ip_network("192.0.0.0/24"), ipaddress.ip_network("192.88.99.0/24"),
+    ipaddress.ip_network("3fff::/20"), ipaddress.ip_network("5f00::/16"),
+)
 
 
 class BlockedURLError(ToolFailure):
@@ -71,7 +79,7 @@ def blocked_reason(ip: IPAddress) -> str | None:
     """Why an address may not be fetched, or None for a public address."""
     if isinstance(ip, ipaddress.IPv6Address):
         embedded = [ip.ipv4_mapped, ip.sixtofour, ip.teredo[1] if ip.teredo else None]
-        if ip in _NAT64:
+        if ip in _NAT64 or ip in _NAT64_LOCAL:
             embedded.append(ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF))
         for inner in embedded:
             if inner is not None:
@@ -90,7 +98,7 @@ def blocked_reason(ip: IPAddress) -> str | None:
         return "a multicast address"
     if ip.is_private:
         return "a private network address"
-    if ip.is_reserved:
+    if ip.is_reserved or any(ip in net for net in _EXTRA_BLOCKED if net.version == ip.version):
         return "a reserved address"
     if not ip.is_global:
         return "not a public address"
