@@ -70,3 +70,12 @@ def test_yes_does_not_lift_the_deny_floor(llm: FakeLLM, tmp_path: Path) -> None:
     assert "sk-should-never-leak" not in result.stdout
     tool_message = next(m for m in llm.requests[-1].body["messages"] if m["role"] == "tool")
     assert "safety floor" in tool_message["content"] and "sk-should-never-leak" not in tool_message["content"]
+
+
+def test_a_mistyped_allow_is_a_usage_error_not_a_silent_denial(llm: FakeLLM, tmp_path: Path) -> None:
+    result = run_cli(["ask", "--allow", "Bash(git log:*", "--allow", "write", "Summarise the repo"],
+                     cwd=tmp_path, env=cli_env(llm, tmp_path))
+    assert result.code == 2
+    assert "missing its closing ')'" in result.stderr
+    assert "no tool 'write'" in result.stderr
+    assert llm.requests == []  # nothing ran

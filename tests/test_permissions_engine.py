@@ -14,6 +14,7 @@ from dexter.permissions.base import PermissionDecision
 from dexter.permissions.engine import (
     RuleBasedPermissions,
     SessionGrants,
+    allow_list_problems,
     build_permission_engine,
     preapproved,
 )
@@ -215,3 +216,13 @@ def test_build_from_settings(ws: Path) -> None:
     engine = build_permission_engine(settings, cwd=ws)
     assert engine.evaluate("read_file", {"path": "README.md"}, False).behavior == "deny"
     assert engine.settings_path == ws / ".dexter" / "settings.json"
+
+
+def test_allow_list_problems_name_typos_and_unknown_tools() -> None:
+    tools = {"bash", "write_file", "web_fetch"}
+    assert allow_list_problems(["Bash(git log:*)", "Write", "write_file", "bash",
+                                "WebFetch(domain:sec.gov)"], tools) == []
+    problems = allow_list_problems(["Bash(git log:*", "write"], tools)
+    assert len(problems) == 2
+    assert "missing its closing ')'" in problems[0]
+    assert "no tool 'write'" in problems[1] and "write_file" in problems[1]

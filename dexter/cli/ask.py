@@ -86,6 +86,13 @@ def run_ask(options: AskOptions) -> int:
         print_error(str(exc))
         return EXIT_USAGE
     setup = session.agent.setup
+    from dexter.permissions.engine import allow_list_problems
+
+    problems = allow_list_problems([a.strip() for a in options.allow if a.strip()],
+                                   {tool.name for tool in setup.tools})
+    if problems:
+        print_error("\n".join(problems))
+        return EXIT_USAGE
     setup.permissions = NonInteractivePermissions(setup.permissions, options.allow, options.yes)
     for warning in getattr(setup.permissions.engine, "warnings", []):
         print_error(f"settings.json: {warning}")

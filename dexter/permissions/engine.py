@@ -261,6 +261,27 @@ class RuleBasedPermissions:
         return False
 
 
+def allow_list_problems(allow_list: Collection[str], tool_names: Collection[str]) -> list[str]:
+    """What is wrong with each ``--allow`` value (empty when every one is usable).
+
+    A value is a tool name (``write_file``), a display name (``Write``, ``Bash``) or a rule
+    (``Bash(git log:*)``, ``WebFetch(domain:sec.gov)``). A typo would otherwise be ignored
+    and every matching call denied.
+    """
+    problems: list[str] = []
+    known = ", ".join(sorted(tool_names))
+    for item in allow_list:
+        try:
+            rule = parse_rule(item)
+        except RuleError as exc:
+            problems.append(f"--allow {item!r}: {exc}")
+            continue
+        if tool_names and rule.tool_name not in tool_names:
+            problems.append(f"--allow {item!r}: there is no tool {rule.tool!r}. Use a tool name "
+                            f"({known}) or a rule such as 'Bash(git log:*)'.")
+    return problems
+
+
 def preapproved(tool_name: str, allow_list: Collection[str], yes: bool,
                 args: Mapping[str, Any] | None = None,
                 engine: RuleBasedPermissions | None = None) -> bool:
