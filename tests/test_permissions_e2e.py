@@ -79,3 +79,24 @@ def test_a_mistyped_allow_is_a_usage_error_not_a_silent_denial(llm: FakeLLM, tmp
     assert "missing its closing ')'" in result.stderr
     assert "no tool 'write'" in result.stderr
     assert llm.requests == []  # nothing ran
+
+
+def test_yes_never_writes_outside_the_workspace_through_the_shell(llm: FakeLLM, tmp_path: Path) -> None:
+    work, outside = tmp_path / "work", tmp_path / "outside"
+    work.mkdir()
+    outside.mkdir()
+    (outside / "victim.txt").write_text("original\n")
+    commands = [f"touch {outside}/pwned", f"sed -i s/original/owned/ {outside}/victim.txt",
+                f"cd {outside} && rm -f victim.txt", "jq -n env"]
+    llm.enqueue(
+        Reply(tool_calls=[ToolCallSpec("bash", {"command": c}) for c in commands]),
+        Reply(text="Those commands were refused by the safety floor."),
+    )
+    result = run_cli(["ask", "--json", "--yes", "Tidy up"], cwd=work, env=cli_env(llm, work))
+    assert result.code == 0, result.stderr
+    assert sorted(p.name for p in outside.iterdir()) == ["victim.txt"]
+    assert (outside / "victim.txt").read_text() == "original\n"
+    denied = [e for e in result.events if e["type"] == "tool_denied"]
+    assert len(denied) == len(commands)
+    assert all("safety floor" in e["reason"] for e in denied)
+    assert result.events[-1]["answer"].startswith("Those commands were refused")
