@@ -46,6 +46,8 @@ class ContextSettings:
     overflow_keep_rounds: int = 3
     max_overflow_retries: int = 2
     keep_thinking: int = 2
+    max_calls_per_tool: int = 3
+    similarity_threshold: float = 0.7
 
 
 @dataclass
@@ -294,5 +296,9 @@ def _validate(settings: Settings) -> None:
                  "microcompact_keep_recent", "truncate_keep_rounds", "overflow_keep_rounds"):
         if getattr(ctx, name) < 0:
             raise ConfigError(f"[context] {name} must not be negative.")
+    if ctx.max_calls_per_tool < 1:
+        raise ConfigError("[context] max_calls_per_tool must be at least 1.")
+    if not 0 < ctx.similarity_threshold <= 1:
+        raise ConfigError("[context] similarity_threshold must be between 0 and 1 (e.g. 0.7).")
     if ctx.preview_chars > ctx.max_tool_result_chars:
         raise ConfigError("[context] preview_chars must not exceed max_tool_result_chars.")

@@ -385,3 +385,16 @@ async def test_threshold_uses_the_last_calls_count_not_the_running_total(
     assert done.token_usage["input_tokens"] >= 3 * 60_000 + last_reported  # the running total
     assert any(isinstance(e, Compaction) for e in events) is compacts
     assert len(fast.requests) == (1 if compacts else 0)
+
+
+async def test_soft_limit_comes_from_the_context_settings(tmp_path: Path) -> None:
+    settings = settings_for(tmp_path, max_calls_per_tool=1)
+    model = ScriptedModel([
+        AssistantMessage(tool_calls=(call("calculator", "c1", expression="1+1"),)),
+        AssistantMessage(tool_calls=(call("calculator", "c2", expression="2+3"),)),
+        "done",
+    ])
+    events = await collect(make_agent(tmp_path, model, settings=settings))
+    warnings = {e.tool_call_id: e.warning for e in events if isinstance(e, ToolLimit)}
+    assert "last 'calculator' call" in warnings["c1"]  # a limit of 1: the first is the last
+    assert "already been called 1 times" in warnings["c2"]

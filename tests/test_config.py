@@ -104,3 +104,12 @@ def test_custom_provider_table(tmp_path: Path) -> None:
     settings = load_settings(path, env=NO_FILE_ENV)
     assert settings.provider("mylab").base_url == "http://gpu:8000/v1"
     assert settings.context_windows["mylab:qwen"] == 32768
+
+
+def test_soft_limit_settings_are_validated() -> None:
+    with pytest.raises(ConfigError, match="similarity_threshold"):
+        load_settings(env={**NO_FILE_ENV, "DEXTER_CONTEXT_SIMILARITY_THRESHOLD": "1.5"})
+    with pytest.raises(ConfigError, match="max_calls_per_tool"):
+        load_settings(env={**NO_FILE_ENV, "DEXTER_CONTEXT_MAX_CALLS_PER_TOOL": "0"})
+    settings = load_settings(env={**NO_FILE_ENV, "DEXTER_CONTEXT_MAX_CALLS_PER_TOOL": "5"})
+    assert settings.context.max_calls_per_tool == 5

@@ -118,7 +118,9 @@ class Agent:
         """Answer one query, yielding every step as an event; the last one is ``Done``."""
         settings = self.settings
         pad = Scratchpad(settings.scratchpad_path, query, model=self.setup.model.model,
-                         provider=self.setup.model.provider_id)
+                         provider=self.setup.model.provider_id,
+                         max_calls_per_tool=settings.context.max_calls_per_tool,
+                         similarity_threshold=settings.context.similarity_threshold)
         self.scratchpad = pad
         state = RunState(query=query)
         self.messages = [SystemMessage(self.setup.system_prompt), *self.setup.history,
