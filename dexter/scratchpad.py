@@ -306,7 +306,7 @@ class Scratchpad:
         warnings: list[str] = []
         if usage.calls >= limit:
             warnings.append(
-                f"'{tool}' has already been called {usage.calls} times (suggested limit: "
+                f"'{tool}' has already been called {_times(usage.calls)} (suggested limit: "
                 f"{limit}). If earlier calls did not return what you need, try a different "
                 "tool or different terms, or answer with the data you have."
             )
@@ -502,3 +502,7 @@ def _pack(blocks: list[str], max_chars: int) -> list[str]:
     if current:
         chunks.append(current)
     return chunks
+
+
+def _times(count: int) -> str:
+    return "once" if count == 1 else f"{count} times"

@@ -397,4 +397,4 @@ async def test_soft_limit_comes_from_the_context_settings(tmp_path: Path) -> Non
     events = await collect(make_agent(tmp_path, model, settings=settings))
     warnings = {e.tool_call_id: e.warning for e in events if isinstance(e, ToolLimit)}
     assert "last 'calculator' call" in warnings["c1"]  # a limit of 1: the first is the last
-    assert "already been called 1 times" in warnings["c2"]
+    assert "already been called once" in warnings["c2"]
