@@ -44,7 +44,7 @@ _SECRET_VAR_NAME = re.compile(r"(?i)(key|token|secret|passw|credential|auth|cook
 _FORK_BOMB = re.compile(r"([\w:.]+)\s*\(\s*\)\s*\{[^}]*\1\s*\|\s*\1")
 _JQ_ENV = re.compile(r"(?<![\w.$])env\b|\$ENV\b|\$__prog_args\b")
 # Interpreter code that reads the environment wholesale (python, node, perl, ruby, awk, php).
-_CODE_ENV = re.compile(r"os\.environ|environb|process\.env\b|%ENV\b|\$ENV\{|\bENV\[|\bENV\.|"
+_CODE_ENV = re.compile(r"os\.environ|environb|process\.env\b|%ENV\b|\$ENV\{|\bENV\[|\bENV\.(?:fetch|to_h|to_a|each|keys|values|inspect)\b|"
                        r"\bENVIRON\b|getenv|\$_ENV\b|\$_SERVER\b")
 _PROC_ENVIRON = re.compile(r"/proc/[^/\s]*/+environ")
 # Secret names embedded in a longer word, e.g. code passed to an interpreter.
