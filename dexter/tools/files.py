@@ -312,7 +312,9 @@ def write_file_text(sandbox: Sandbox, params: WriteFileParams) -> str:
     before = _read_existing_text(path, shown)
     atomic_write(path, params.content.encode("utf-8"))
     lines = params.content.count("\n") + (0 if params.content.endswith("\n") or not params.content else 1)
-    summary = f"{lines:,} lines, {len(params.content):,} characters"
+    chars = len(params.content)
+    summary = (f"{lines:,} {'line' if lines == 1 else 'lines'}, "
+               f"{chars:,} {'character' if chars == 1 else 'characters'}")
     if before is None:
         return f"Created {shown} ({summary})."
     diff = unified_diff(before, params.content, shown)
