@@ -32,9 +32,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from types import FrameType, TracebackType
+from types import FrameType
 from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias
 from urllib.parse import parse_qs, urlsplit
+
+from dexter.testing.server import BackgroundServer
 
 if TYPE_CHECKING:
     from dexter.config import Settings
@@ -164,7 +166,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
         return True
 
 
-class FakeDataServer:
+class FakeDataServer(BackgroundServer):
     """A threaded HTTP server on 127.0.0.1 serving scripted routes."""
 
     def __init__(
@@ -183,7 +185,6 @@ class FakeDataServer:
         self.requests: list[RecordedRequest] = []
         self.disconnects: list[RecordedRequest] = []
         self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
 
     # lifecycle ------------------------------------------------------------------------
 
@@ -191,30 +192,8 @@ class FakeDataServer:
         """Bind and serve in a background thread."""
         server = _Server(("127.0.0.1", self._port), _RequestHandler)
         server.owner = self
-        self._server = server
-        self._thread = threading.Thread(target=server.serve_forever, args=(0.05,),
-                                        name="fakedata", daemon=True)
-        self._thread.start()
+        self._serve_in_background(server, "fakedata")
         return self
-
-    def stop(self) -> None:
-        """Shut down and close the socket."""
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
-
-    def __enter__(self) -> FakeDataServer:
-        return self.start()
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
     @property
     def port(self) -> int:

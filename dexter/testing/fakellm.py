@@ -38,8 +38,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from types import TracebackType
 from typing import Any, Literal, TypeAlias
+
+from dexter.testing.server import BackgroundServer
 
 Route: TypeAlias = Literal["openai", "anthropic", "embeddings", "count_tokens", "models", "unknown"]
 QueueRoute: TypeAlias = Literal["openai", "anthropic", "embeddings"]
@@ -837,7 +838,7 @@ class _Server(ThreadingHTTPServer):
     fake: FakeLLM
 
 
-class FakeLLM:
+class FakeLLM(BackgroundServer):
     """Scripted fake OpenAI + Anthropic server on ``127.0.0.1``.
 
     Steps are popped FIFO: first from the request route's own queue (``enqueue(..,
@@ -871,7 +872,6 @@ class FakeLLM:
         self._requests: list[RecordedRequest] = []
         self._violations: list[str] = []
         self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
         self._stopping = threading.Event()
         self.enqueue(*steps)
 
@@ -883,36 +883,15 @@ class FakeLLM:
             return self
         server = _Server((self.host, self.port), _Handler)
         server.fake = self
-        self._server = server
         self.port = server.server_address[1]
         self._stopping.clear()
-        self._thread = threading.Thread(
-            target=server.serve_forever, args=(0.05,), name="fakellm", daemon=True
-        )
-        self._thread.start()
+        self._serve_in_background(server, "fakellm")
         return self
 
     def stop(self) -> None:
         """Shut the server down and release any stalled streams."""
         self._stopping.set()
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
-
-    def __enter__(self) -> FakeLLM:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
+        super().stop()
 
     @property
     def url(self) -> str:
