@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from dexter.context.results import is_persisted_preview, persisted_path
@@ -15,6 +16,7 @@ from dexter.events import Done
 
 ELLIPSIS = "…"
 SUBAGENT_PROGRESS_PREFIX = "\x01subagent-progress\x01"
+SUBAGENT_TOOL = "spawn_subagent"
 PERSISTED_PREFIX = "[Result persisted to"
 
 _TITLE_OVERRIDES = {"ask_user_question": "Ask"}
@@ -203,24 +205,75 @@ def result_summary(tool: str, result: str) -> str:
     return truncate_words(one_line(first), 60).rstrip(".")
 
 
-def progress_text(message: str) -> str:
-    """The readable text of a ``tool_progress`` message (structured subagent payloads decoded)."""
+@dataclass(frozen=True, slots=True)
+class SubagentProgress:
+    """A decoded subagent progress payload: what one worker agent is doing."""
+
+    activity: str
+    tool_use_count: int = 0
+    tokens: int = 0
+    done: bool = False
+    failed: bool = False
+
+
+def decode_subagent_progress(message: str) -> SubagentProgress | None:
+    """The payload of a subagent progress message; None for any other progress message.
+
+    A payload that cannot be read decodes to a bare ``Working…``.
+    """
     if not message.startswith(SUBAGENT_PROGRESS_PREFIX):
-        return truncate(one_line(message), 100)
+        return None
     try:
         data = json.loads(message[len(SUBAGENT_PROGRESS_PREFIX):])
     except ValueError:
-        return "Working…"
+        data = None
     if not isinstance(data, dict):
-        return "Working…"
-    parts = [str(data.get("activity") or ("Done" if data.get("done") else "Working…"))]
+        return SubagentProgress("Working…")
+    done = bool(data.get("done"))
     uses = data.get("toolUseCount", data.get("tool_use_count"))
-    if isinstance(uses, int) and uses > 0:
-        parts.append(plural(uses, "tool use"))
     tokens = data.get("tokens")
-    if isinstance(tokens, int) and tokens > 0:
-        parts.append(f"{format_tokens(tokens)} tokens")
-    return truncate(one_line(" · ".join(parts)), 100)
+    return SubagentProgress(
+        activity=one_line(str(data.get("activity") or ("Done" if done else "Working…"))),
+        tool_use_count=uses if isinstance(uses, int) and uses > 0 else 0,
+        tokens=tokens if isinstance(tokens, int) and tokens > 0 else 0,
+        done=done,
+        failed=bool(data.get("failed")),
+    )
+
+
+def subagent_label(args: dict[str, Any]) -> str:
+    """A subagent call's label: its ``description``, one line, at most 60 characters."""
+    return truncate(one_line(str(args.get("description") or "")), 60) or "Subagent"
+
+
+def subagent_counts(progress: SubagentProgress | None) -> str:
+    """``3 tool uses · 3.2k tokens`` (parts that are still zero left out)."""
+    if progress is None:
+        return ""
+    parts = []
+    if progress.tool_use_count:
+        parts.append(plural(progress.tool_use_count, "tool use"))
+    if progress.tokens:
+        parts.append(f"{format_tokens(progress.tokens)} tokens")
+    return " · ".join(parts)
+
+
+def subagent_header(count: int, *, running: bool, failed: int = 0, kind: str = "") -> str:
+    """A subagent group's header: ``Running 2 research agents…`` / ``2 agents finished``."""
+    noun = f"{kind} agent" if kind else "agent"
+    if running:
+        return f"Running {plural(count, noun)}{ELLIPSIS}"
+    text = f"{plural(count, noun)} finished"
+    return f"{text} · {failed} failed" if failed else text
+
+
+def progress_text(message: str) -> str:
+    """The readable text of a ``tool_progress`` message (structured subagent payloads decoded)."""
+    progress = decode_subagent_progress(message)
+    if progress is None:
+        return truncate(one_line(message), 100)
+    counts = subagent_counts(progress)
+    return truncate(" · ".join(p for p in (progress.activity, counts) if p), 100)
 
 
 def thinking_text(message: str, limit: int = 200) -> str:

@@ -47,8 +47,11 @@ from dexter.events import (
     ToolStart,
 )
 from dexter.render.format import (
+    SUBAGENT_TOOL,
+    SubagentProgress,
     approval_text,
     args_summary,
+    decode_subagent_progress,
     error_summary,
     format_duration,
     format_elapsed,
@@ -58,9 +61,13 @@ from dexter.render.format import (
     result_summary,
     stats_line,
     status_label,
+    subagent_counts,
+    subagent_header,
+    subagent_label,
     thinking_text,
     tool_title,
     truncate,
+    truncate_words,
 )
 from dexter.render.notices import Notice, notice_for
 from dexter.render.tables import answer_markdown
@@ -100,6 +107,7 @@ class _Row:
     state: RowState = "active"
     detail: str = ""
     progress: str = ""
+    agent: SubagentProgress | None = None
 
 
 def _hanging(prefix: Text, body: Text) -> Table:
@@ -148,6 +156,73 @@ def _row_renderables(row: _Row, blink_on: bool) -> list[RenderableType]:
     if row.state != "active" or row.progress:
         lines.append(_detail_line(body))
     return lines
+
+
+def _blocks(rows: list[_Row]) -> Iterator[list[_Row]]:
+    """Rows as they are drawn: consecutive subagent calls form one group, others stand alone."""
+    block: list[_Row] = []
+    for row in rows:
+        if block and (row.tool != SUBAGENT_TOOL or block[0].tool != SUBAGENT_TOOL):
+            yield block
+            block = []
+        block.append(row)
+    if block:
+        yield block
+
+
+def _agent_kind(row: _Row) -> str:
+    return str(row.args.get("subagent_type") or "general-purpose")
+
+
+def _agent_lines(row: _Row, last: bool, mixed: bool) -> list[RenderableType]:
+    """One agent of a group: its label and counts, then what it is doing or how it ended."""
+    label = Text(subagent_label(row.args))
+    if mixed and _agent_kind(row) != "general-purpose":
+        label.append(f" ({_agent_kind(row)})", style=MUTED)
+    counts = subagent_counts(row.agent)
+    if counts:
+        label.append(f" · {counts}", style=MUTED)
+    activity = {
+        "done": Text(row.detail),
+        "error": Text(row.detail, style=ERROR),
+        "interrupted": Text("Interrupted", style=WARNING),
+        "active": Text(row.agent.activity if row.agent else "Starting…", style=MUTED),
+    }[row.state]
+    branch, stem = ("   └─ ", "      ") if last else ("   ├─ ", "   │  ")
+    return [_hanging(Text(branch, style=MUTED), label),
+            _hanging(Text(stem + "⎿  ", style=MUTED), activity)]
+
+
+def _group_renderables(rows: list[_Row], blink_on: bool) -> list[RenderableType]:
+    """A group of parallel subagents: a header, then two lines per agent."""
+    running = any(r.state == "active" for r in rows)
+    failed = sum(r.state == "error" for r in rows)
+    kinds = {_agent_kind(r) for r in rows}
+    kind = next(iter(kinds)) if len(kinds) == 1 and "general-purpose" not in kinds else ""
+    if running:
+        bullet = SUCCESS if blink_on else MUTED
+    elif any(r.state == "interrupted" for r in rows):
+        bullet = WARNING
+    else:
+        bullet = ERROR if failed else PRIMARY
+    header = Text(subagent_header(len(rows), running=running, failed=failed, kind=kind),
+                  style="bold")
+    lines: list[RenderableType] = [_bullet_line(bullet, header)]
+    for index, row in enumerate(rows):
+        lines.extend(_agent_lines(row, index == len(rows) - 1, mixed=len(kinds) > 1))
+    return lines
+
+
+def _block_renderables(block: list[_Row], blink_on: bool) -> list[RenderableType]:
+    if block[0].tool == SUBAGENT_TOOL:
+        return _group_renderables(block, blink_on)
+    return _row_renderables(block[0], blink_on)
+
+
+def _agent_failure(error: str) -> str:
+    text = one_line(error)
+    text = text[len("Error:"):].lstrip() if text.lower().startswith("error:") else text
+    return "Failed: " + truncate_words(text or "unknown error", 60)
 
 
 class _LiveView:
@@ -223,8 +298,8 @@ class LiveRenderer:
         blink_on = int((now - self._started_at) / _BLINK_S) % 2 == 0
         with self._lock:
             lines: list[RenderableType] = []
-            for row in self._rows:
-                lines.extend(_row_renderables(row, blink_on))
+            for block in _blocks(self._rows):
+                lines.extend(_block_renderables(block, blink_on))
             if self._running:
                 lines.append(self._working_line(now))
             return lines
@@ -292,16 +367,22 @@ class LiveRenderer:
                                    Text(notice.text, style=style if notice.tone != "info" else "")))
 
     def _flush_rows(self, *, everything: bool = False) -> None:
-        """Print finished rows from the top, in call order; with ``everything``, all rows."""
+        """Print finished rows from the top, in call order; with ``everything``, all rows.
+
+        A subagent group is printed only once every agent in it has finished.
+        """
         with self._lock:
-            ready: list[_Row] = []
-            while self._rows and (everything or self._rows[0].state != "active"):
-                row = self._rows.pop(0)
-                if row.state == "active":
-                    row.state = "interrupted"
-                ready.append(row)
-        for row in ready:
-            self._print(*_row_renderables(row, blink_on=True))
+            ready: list[list[_Row]] = []
+            for block in list(_blocks(self._rows)):
+                if not everything and any(row.state == "active" for row in block):
+                    break
+                del self._rows[:len(block)]
+                for row in block:
+                    if row.state == "active":
+                        row.state = "interrupted"
+                ready.append(block)
+        for block in ready:
+            self._print(*_block_renderables(block, blink_on=True))
 
     # -- events ---------------------------------------------------------------------------
 
@@ -360,11 +441,13 @@ class LiveRenderer:
                     row = self._find_row(call_id, tool)
                     if row is not None:
                         row.progress = progress_text(message)
+                        row.agent = decode_subagent_progress(message) or row.agent
             case ToolEnd(tool=tool, args=args, result=result, duration_ms=ms, tool_call_id=cid):
-                summary = f"{result_summary(tool, result)} in {format_duration(ms)}"
-                self._finish_row(cid, tool, args, "done", summary)
+                shown = "Done" if tool == SUBAGENT_TOOL else result_summary(tool, result)
+                self._finish_row(cid, tool, args, "done", f"{shown} in {format_duration(ms)}")
             case ToolError(tool=tool, args=args, error=error, tool_call_id=call_id):
-                self._finish_row(call_id, tool, args, "error", error_summary(error))
+                detail = _agent_failure(error) if tool == SUBAGENT_TOOL else error_summary(error)
+                self._finish_row(call_id, tool, args, "error", detail)
             case ToolLimit(warning=warning):
                 self._print_apart(_hanging(Text("  ! ", style=WARNING),
                                            Text(truncate(one_line(warning), 100), style=WARNING)))

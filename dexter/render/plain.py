@@ -3,6 +3,8 @@
 One readable line per meaningful event, no colours, no cursor movement, no spinner.
 ``stream_progress``, ``answer_delta`` and ``tool_progress`` are not shown: they only matter
 to a live display. Tool rows are printed when each call ends, with the call they belong to.
+A subagent's line names the agent (parallel agents end in any order) and its tool uses and
+tokens, taken from its last progress message.
 """
 
 from __future__ import annotations
@@ -19,17 +21,23 @@ from dexter.events import (
     ToolEnd,
     ToolError,
     ToolLimit,
+    ToolProgress,
     ToolStart,
 )
 from dexter.render.format import (
+    SUBAGENT_TOOL,
+    SubagentProgress,
     approval_text,
     call_label,
+    decode_subagent_progress,
     error_summary,
     format_duration,
     one_line,
     result_summary,
     stats_line,
     status_label,
+    subagent_counts,
+    subagent_label,
     thinking_text,
     truncate,
 )
@@ -42,6 +50,8 @@ class PlainRenderer:
     def __init__(self, stream: IO[str]) -> None:
         self._stream = stream
         self._denied_ids: set[str] = set()
+        self._agents: dict[str, SubagentProgress] = {}
+        self._agent_labels: dict[str, str] = {}
 
     def _line(self, text: str = "") -> None:
         self._stream.write(text + "\n")
@@ -60,6 +70,9 @@ class PlainRenderer:
             case RunStart(query=query):
                 self._denied_ids.clear()
                 self._line(f"> Query: {one_line(query)}")
+            case ToolStart() | ToolProgress() | ToolEnd() | ToolError() \
+                    if event.tool == SUBAGENT_TOOL:
+                self._subagent(event)
             case Thinking(message=message):
                 if message.strip():
                     self._line(f"· {thinking_text(message)}")
@@ -86,6 +99,29 @@ class PlainRenderer:
                     self._line(f"  ✗ Denied {call_label(tool, args)}: {why}")
             case Done():
                 self._done(event)
+
+    def _subagent(self, event: ToolStart | ToolProgress | ToolEnd | ToolError) -> None:
+        """``→ Agent: <description>``, then one line naming it when it ends."""
+        match event:
+            case ToolStart(args=args, tool_call_id=call_id):
+                kind = str(args.get("subagent_type") or "general-purpose")
+                shown = "" if kind == "general-purpose" else f" ({kind})"
+                self._agent_labels[call_id] = subagent_label(args)
+                self._line(f"→ Agent: {self._agent_labels[call_id]}{shown}")
+            case ToolProgress(message=message, tool_call_id=call_id):
+                progress = decode_subagent_progress(message)
+                if progress is not None:
+                    self._agents[call_id] = progress
+            case ToolEnd(args=args, duration_ms=ms, tool_call_id=call_id):
+                counts = subagent_counts(self._agents.pop(call_id, None))
+                label = self._agent_labels.pop(call_id, "") or subagent_label(args)
+                done = " · ".join(p for p in (label, counts) if p)
+                self._line(f"  ✓ {done} ({format_duration(ms)})")
+            case ToolError(args=args, error=error, duration_ms=ms, tool_call_id=call_id):
+                self._agents.pop(call_id, None)
+                label = self._agent_labels.pop(call_id, "") or subagent_label(args)
+                took = f" ({format_duration(ms)})" if ms > 0 else ""
+                self._line(f"  ✗ {label}: {error_summary(error)}{took}")
 
     def _done(self, done: Done) -> None:
         self._line()
