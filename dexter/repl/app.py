@@ -410,6 +410,9 @@ class Repl:
         turn = Turn(query=query, answer=done.answer if done.status != "error" else "",
                     status=done.status, timestamp=now_iso())
         self.history.add(turn)
+        # the answer is on screen by now; its summary is written in the background
+        agent = self.agent
+        self.history.summarize_later(turn, agent.setup.fast_model if agent is not None else None)
         if done.status == "ok":
             problem = append_session_log(self.settings.home_path, turn)
             if problem:
@@ -811,6 +814,7 @@ class Repl:
         if self.busy:
             self.interrupt()
             await self.wait_idle()
+        await self.history.aclose()
         await close_session(self.session)
 
     # -- the plain front-end ------------------------------------------------------------------
@@ -842,6 +846,7 @@ class Repl:
                 await self.wait_idle()
                 failed = failed or self.last_status != "ok"
         finally:
+            await self.history.aclose()
             await close_session(self.session)
         return 1 if failed else 0
 

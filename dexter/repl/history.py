@@ -1,12 +1,24 @@
 """The session's conversation: what earlier turns the model sees, and the sessions log.
 
 Every run gets the earlier turns as ``history`` messages (a user message of kind
-``history`` and the assistant's answer). The history is bounded: the last ``max_turns``
-turns, of which the newest ``full_turns`` keep their whole answer and older ones keep the
-first ``summary_chars`` characters (a cheap summary that never delays an answer). A turn
-that was interrupted keeps its repaired transcript while it is the latest turn, so the
-next question can continue from what was done; afterwards it collapses to one line.
-``/compact`` replaces the turns with one summary; ``/clear`` empties everything.
+``history`` and the assistant's answer). The history is bounded, oldest summarized first:
+
+- the newest ``full_turns`` turns keep their whole answer;
+- the rest of the last ``max_turns`` turns keep a summary of their answer, or (while the
+  summary is not ready, or when it failed) the answer cut to ``summary_chars`` characters;
+- turns older than that are folded into one "Earlier in this session:" message, one line
+  per turn, within ``fold_budget`` tokens (the oldest lines go first).
+
+Summaries are written by the session's fast model in a background task started once a
+turn's answer is on screen (:meth:`SessionHistory.summarize_later`). Nothing ever waits for
+one: a question sent meanwhile uses whatever summaries are ready. A failing or slow fast
+model only leaves the cut text in place. Answers no longer than ``summary_chars`` are not
+summarized (the cut text is the whole answer).
+
+A turn that was interrupted keeps its repaired transcript while it is the latest turn, so
+the next question can continue from what was done; afterwards it collapses to one line.
+``/compact`` replaces the turns with one summary; ``/clear`` empties everything. Both
+cancel the pending summaries.
 
 Finished turns are also appended to ``DEXTER_HOME/history/sessions.jsonl`` as
 ``{"timestamp", "query", "answer"}`` lines, which the memory system indexes.
@@ -14,23 +26,52 @@ Finished turns are also appended to ``DEXTER_HOME/history/sessions.jsonl`` as
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from dexter.context.calls import call_model
+from dexter.context.tokens import estimate_text_tokens
 from dexter.events import RunStatus
 from dexter.messages import AssistantMessage, Message, UserMessage
+from dexter.providers.base import ChatModel, ModelRequest
 
 SESSIONS_LOG = Path("history") / "sessions.jsonl"
 INTERRUPTED_ANSWER = "[The user interrupted this question before it was answered.]"
 SHORTENED_MARK = " […]"
+SUMMARY_MARK = "[Answer summarized] "
+FOLD_HEADER = "Earlier in this session:"
+FOLD_BUDGET_TOKENS = 1_500
+FOLD_QUERY_CHARS = 200
+FOLD_INTERRUPTED = "(interrupted before it was answered)"
+SUMMARY_MAX_TOKENS = 300
+SUMMARY_TIMEOUT_S = 60.0
+SUMMARY_UNAVAILABLE = "(summary unavailable)"
+SUMMARY_SYSTEM = (
+    "You condense one finished turn of a financial research conversation so the assistant "
+    "can recall it later without the full text. Reply with one or two plain sentences that "
+    "say what the answer found, in the light of the question. Keep every figure the answer "
+    "states, exactly as written: amounts, units, currencies, percentages, ratios, dates, "
+    "fiscal periods and tickers. Add nothing that is not in the answer. No preamble, no "
+    "markdown, no lists."
+)
+
+logger = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Turn:
-    """One question of the session and how it ended."""
+    """One question of the session and how it ended.
+
+    ``summary`` is filled in later by a background task (see
+    :meth:`SessionHistory.summarize_later`); ``summary_failed`` says the fast model could
+    not write it, so the cut answer stands in for good.
+    """
 
     query: str
     answer: str
@@ -38,6 +79,8 @@ class Turn:
     timestamp: str = ""
     transcript: tuple[Message, ...] = field(default=(), repr=False)
     """For an interrupted turn: the repaired messages of the run (query first)."""
+    summary: str | None = None
+    summary_failed: bool = False
 
 
 def shorten(text: str, limit: int) -> str:
@@ -52,16 +95,45 @@ def shorten(text: str, limit: int) -> str:
     return head.rstrip() + SHORTENED_MARK
 
 
+def one_line(text: str) -> str:
+    """``text`` with every run of whitespace (newlines included) made one space."""
+    return " ".join(text.split())
+
+
+def fold_earlier(lines: Sequence[str], budget: int = FOLD_BUDGET_TOKENS) -> str | None:
+    """The "Earlier in this session:" message made of ``lines`` (oldest first), or None.
+
+    Keeps the newest lines whose message fits in ``budget`` estimated tokens, header
+    included: the oldest lines are dropped first. None when not even one line fits.
+    """
+    def render(start: int) -> str:
+        return FOLD_HEADER + "\n" + "\n".join(lines[start:])
+
+    # more lines never make fewer tokens, so search for the first line that still fits
+    low, high = 0, len(lines)
+    while low < high:
+        middle = (low + high) // 2
+        if estimate_text_tokens(render(middle)) <= budget:
+            high = middle
+        else:
+            low = middle + 1
+    return render(low) if low < len(lines) else None
+
+
 class SessionHistory:
     """The turns of one REPL session and the history messages they become."""
 
     def __init__(self, *, max_turns: int = 10, full_turns: int = 3,
-                 summary_chars: int = 300) -> None:
+                 summary_chars: int = 300, fold_budget: int = FOLD_BUDGET_TOKENS,
+                 summary_timeout: float = SUMMARY_TIMEOUT_S) -> None:
         self.max_turns = max_turns
         self.full_turns = full_turns
         self.summary_chars = summary_chars
+        self.fold_budget = fold_budget
+        self.summary_timeout = summary_timeout
         self.turns: list[Turn] = []
         self.summary: str | None = None
+        self._pending: set[asyncio.Task[None]] = set()
 
     def __len__(self) -> int:
         return len(self.turns)
@@ -72,13 +144,69 @@ class SessionHistory:
 
     def clear(self) -> None:
         """Forget everything: the next question starts a fresh conversation."""
+        self.cancel_summaries()
         self.turns.clear()
         self.summary = None
 
     def replace_with_summary(self, summary: str) -> None:
         """After ``/compact``: one summary stands for every earlier turn."""
+        self.cancel_summaries()
         self.turns.clear()
         self.summary = summary
+
+    # -- background summaries -------------------------------------------------------------
+
+    @property
+    def pending_summaries(self) -> int:
+        """How many summaries are still being written."""
+        return sum(1 for task in self._pending if not task.done())
+
+    def wants_summary(self, turn: Turn) -> bool:
+        """Whether ``turn`` is worth a summary: answered, and longer than the cut."""
+        return turn.status == "ok" and len(turn.answer.strip()) > self.summary_chars
+
+    def summarize_later(self, turn: Turn, model: ChatModel | None) -> asyncio.Task[None] | None:
+        """Start writing ``turn.summary`` with ``model`` in the background; never waits.
+
+        Returns the task, or None when there is nothing to summarize (or no model). The
+        task never raises: a failure only sets ``turn.summary_failed``.
+        """
+        if model is None or not self.wants_summary(turn):
+            return None
+        task = asyncio.create_task(self._summarize(turn, model), name="dexter-turn-summary")
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
+        return task
+
+    async def _summarize(self, turn: Turn, model: ChatModel) -> None:
+        try:
+            async with asyncio.timeout(self.summary_timeout):
+                summary = await summarize_turn(model, turn)
+        except Exception as exc:  # the fast model must never disturb the session
+            logger.debug("turn summary failed: %s: %s", type(exc).__name__, exc)
+            summary = ""
+        if summary:
+            turn.summary = summary
+        else:
+            turn.summary_failed = True
+
+    def cancel_summaries(self) -> int:
+        """Cancel the summaries still being written. Returns how many were cancelled."""
+        pending = [task for task in self._pending if not task.done()]
+        for task in pending:
+            task.cancel()
+        self._pending.clear()
+        return len(pending)
+
+    async def aclose(self) -> None:
+        """Cancel the pending summaries and wait until they have stopped (at exit)."""
+        pending = [task for task in self._pending if not task.done()]
+        self.cancel_summaries()
+        for task in pending:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    # -- messages ---------------------------------------------------------------------------
 
     def messages(self) -> list[Message]:
         """The history messages for the next run, oldest first."""
@@ -88,7 +216,11 @@ class SessionHistory:
                 "Summary of the earlier conversation in this session:\n\n" + self.summary,
                 kind="summary"))
         usable = [t for t in self.turns if t.status != "error"]
-        window = usable[-self.max_turns:] if self.max_turns > 0 else []
+        split = max(len(usable) - self.max_turns, 0) if self.max_turns > 0 else len(usable)
+        older, window = usable[:split], usable[split:]
+        folded = fold_earlier([self._fold_line(t) for t in older], self.fold_budget)
+        if folded:
+            out.append(UserMessage(folded, kind="history"))
         for position, turn in enumerate(window):
             age = len(window) - 1 - position  # 0 for the newest turn
             out.extend(self._turn_messages(turn, age, latest=age == 0))
@@ -99,8 +231,33 @@ class SessionHistory:
             if latest and turn.transcript:
                 return _as_history(turn.transcript)
             return [UserMessage(turn.query, kind="history"), AssistantMessage(INTERRUPTED_ANSWER)]
-        answer = turn.answer if age < self.full_turns else shorten(turn.answer, self.summary_chars)
+        if age < self.full_turns:
+            answer = turn.answer
+        elif turn.summary:
+            answer = SUMMARY_MARK + turn.summary
+        else:
+            answer = shorten(turn.answer, self.summary_chars)
         return [UserMessage(turn.query, kind="history"), AssistantMessage(answer)]
+
+    def _fold_line(self, turn: Turn) -> str:
+        if turn.status == "interrupted":
+            found = FOLD_INTERRUPTED
+        else:
+            found = turn.summary or shorten(one_line(turn.answer), self.summary_chars)
+        return f"- {shorten(one_line(turn.query), FOLD_QUERY_CHARS)} → {found}"
+
+
+async def summarize_turn(model: ChatModel, turn: Turn) -> str:
+    """One or two sentences on what ``turn``'s answer found, every figure kept (one line).
+
+    Raises what the model call raises (``ProviderError``); empty when the model said nothing.
+    """
+    request = ModelRequest(
+        system=SUMMARY_SYSTEM,
+        messages=(UserMessage(f"Question:\n{turn.query}\n\nAnswer:\n{turn.answer}"),),
+        tools=(), max_tokens=SUMMARY_MAX_TOKENS)
+    response = await call_model(model, request)
+    return one_line(response.message.text)
 
 
 def _as_history(transcript: Sequence[Message]) -> list[Message]:

@@ -18,7 +18,7 @@ from dexter.render.format import format_tokens, plural
 from dexter.repl.commands import Command
 from dexter.repl.context_report import ContextReport
 from dexter.repl.cost import CostTracker, format_cost
-from dexter.repl.history import Turn, shorten
+from dexter.repl.history import SUMMARY_UNAVAILABLE, Turn, shorten
 
 PRIMARY = "#258bff"
 MUTED = "#a6a6a6"
@@ -165,8 +165,9 @@ def history_view(turns: Sequence[Turn], summary: str | None) -> RenderableType:
     for n, turn in enumerate(turns, 1):
         lines.append(Text(f"{n}. ", style=PRIMARY) + Text(shorten(turn.query, 120), style="bold"))
         if turn.status == "ok":
-            answer = shorten(" ".join(turn.answer.split()), 160) or "(no answer)"
-            lines.append(Text("   " + answer, style=MUTED))
+            answer = turn.summary or shorten(" ".join(turn.answer.split()), 160) or "(no answer)"
+            note = f"  {SUMMARY_UNAVAILABLE}" if turn.summary_failed else ""
+            lines.append(Text("   " + answer + note, style=MUTED))
         else:
             lines.append(Text(f"   ({turn.status})", style=WARNING))
     return Group(*lines)
