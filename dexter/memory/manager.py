@@ -143,6 +143,9 @@ class MemoryManager:
         self._use_fts = use_fts
         self._index: MemoryIndex | None = None
         self._open_lock = threading.Lock()
+        # One sync at a time: concurrent searches run their syncs in worker threads, and a
+        # search must not rank while another thread is halfway through re-indexing a file.
+        self._sync_lock = threading.Lock()
         self._embed = _EmbedState()
         if embedder == "auto":
             choice = choose_source(settings.memory.embedding_provider,
@@ -206,7 +209,8 @@ class MemoryManager:
 
     def _sync_now(self) -> MemoryIndex:
         index = self._open_index()
-        sync_index(index, self.memory_dir, self.sessions_path, self._model())
+        with self._sync_lock:
+            sync_index(index, self.memory_dir, self.sessions_path, self._model())
         return index
 
     # ---- status ------------------------------------------------------------------------
