@@ -220,6 +220,8 @@ class Agent:
             settings=self.settings, cwd=setup.cwd, home=self.settings.home_path,
             fast_model=setup.fast_model, model=setup.model,
             request_user_input=setup.request_user_input, interactive=setup.interactive,
+            extra={"context_window": setup.context_window,
+                   "fast_context_window": setup.fast_context_window},
         )
         return ToolExecutor(setup.tools, ctx, permissions=setup.permissions,
                             approver=setup.approver, log=pad,

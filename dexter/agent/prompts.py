@@ -21,6 +21,9 @@ TOOL_POLICY = """\
 - The finance tools take a full natural-language request; ask for everything you need from
   one tool in one call (several companies and periods at once) instead of many small calls.
 - Call independent tools in the same turn: read-only tools run in parallel.
+- For a broad question with independent parts (several companies, several angles), you may
+  hand each part to spawn_subagent in the same turn; the workers run in parallel and each
+  returns a self-contained report. Check their figures before you rely on them.
 - Use the calculator for any arithmetic (growth rates, margins, ratios, sums). Do not do
   mental math on figures you will report.
 - A result that says it was saved to a file holds the full data: use read_file with
