@@ -85,6 +85,21 @@ class ToolSettings:
 
 
 @dataclass
+class BashSettings:
+    """The shell tool's operating-system sandbox (see docs/security.md)."""
+
+    sandbox: bool = True
+    auto_allow_sandboxed: bool = True
+    network: bool = False
+    allow_read: list[str] = field(default_factory=list)
+    allow_write: list[str] = field(default_factory=list)
+    env: list[str] = field(default_factory=list)
+    memory_mb: int = 4096
+    max_processes: int = 512
+    max_file_mb: int = 2048
+
+
+@dataclass
 class Settings:
     """All of dexter's settings."""
 
@@ -100,6 +115,7 @@ class Settings:
     context: ContextSettings = field(default_factory=ContextSettings)
     memory: MemorySettings = field(default_factory=MemorySettings)
     tools: ToolSettings = field(default_factory=ToolSettings)
+    bash: BashSettings = field(default_factory=BashSettings)
     providers: dict[str, ProviderSettings] = field(default_factory=dict)
     context_windows: dict[str, int] = field(default_factory=dict)
     config_path: str = ""
@@ -118,7 +134,8 @@ class Settings:
         return self.providers.get(provider_id, ProviderSettings())
 
 
-_SECTIONS = {"context": ContextSettings, "memory": MemorySettings, "tools": ToolSettings}
+_SECTIONS = {"context": ContextSettings, "memory": MemorySettings, "tools": ToolSettings,
+             "bash": BashSettings}
 _ENV_ALIASES = {
     "DEXTER_MODEL": "model",
     "DEXTER_FAST_MODEL": "fast_model",
@@ -281,6 +298,12 @@ def _coerce(value: Any, hint: Any, where: str) -> Any:
         if not isinstance(value, str | int | float):
             raise ConfigError(f"{where} must be a string, got {value!r}.")
         return str(value)
+    if origin is list or hint is list or typing.get_origin(hint) is list:
+        if isinstance(value, str):
+            return [item.strip() for item in value.split(",") if item.strip()]
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ConfigError(f"{where} must be a list of strings, got {value!r}.")
+        return list(value)
     if isinstance(value, dict) and dataclasses.is_dataclass(hint):
         raise ConfigError(f"{where} must be written as a [section] table.")
     return value
@@ -291,6 +314,9 @@ def _validate(settings: Settings) -> None:
         raise ConfigError("max_iterations must be at least 1.")
     if not settings.model.strip():
         raise ConfigError("model is empty. Set --model, DEXTER_MODEL or 'model' in the config file.")
+    for name in ("memory_mb", "max_processes", "max_file_mb"):
+        if getattr(settings.bash, name) < 0:
+            raise ConfigError(f"[bash] {name} must not be negative (0 means no limit).")
     ctx = settings.context
     for name in ("max_tool_result_chars", "preview_chars", "max_turn_result_chars",
                  "microcompact_keep_recent", "truncate_keep_rounds", "overflow_keep_rounds"):

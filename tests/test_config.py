@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from dexter.config import (
+    BashSettings,
     ConfigError,
     ContextSettings,
     MemorySettings,
@@ -42,10 +43,11 @@ def test_example_file_lists_every_key_with_its_default() -> None:
     data = tomllib.loads((ROOT / "config.example.toml").read_text(encoding="utf-8"))
     defaults = Settings()
     top = {f.name for f in dataclasses.fields(Settings)} - {
-        "context", "memory", "tools", "providers", "context_windows", "config_path"}
+        "context", "memory", "tools", "bash", "providers", "context_windows", "config_path"}
     for name in top:
         assert data[name] == getattr(defaults, name), name
-    for section, cls in (("context", ContextSettings), ("memory", MemorySettings), ("tools", ToolSettings)):
+    for section, cls in (("context", ContextSettings), ("memory", MemorySettings),
+                         ("tools", ToolSettings), ("bash", BashSettings)):
         for f in dataclasses.fields(cls):
             assert data[section][f.name] == getattr(cls(), f.name), f"[{section}] {f.name}"
 

@@ -11,6 +11,7 @@ import pytest
 from dexter.config import Settings
 from dexter.permissions import engine as engine_module
 from dexter.permissions.base import PermissionDecision
+from dexter.sandbox.runner import SandboxStatus
 from dexter.permissions.engine import (
     RuleBasedPermissions,
     SessionGrants,
@@ -175,10 +176,26 @@ def test_floor_beats_yes(ws: Path) -> None:
     assert rule_denied.behavior == "deny"
 
 
-def test_yes_approves_every_ask(ws: Path) -> None:
+def test_yes_approves_every_ask_when_the_shell_is_sandboxed(ws: Path) -> None:
     engine = make(ws)
-    for tool, args in (("bash", {"command": "echo $(date)"}), ("write_file", {"path": "a.txt"})):
+    engine.shell_status = SandboxStatus(True, "bubblewrap")
+    engine.auto_allow_sandboxed = False
+    for tool, args in (("bash", {"command": "echo $(date)"}), ("bash", {"command": "curl -s x.com"}),
+                       ("write_file", {"path": "a.txt"})):
         assert engine.decide_noninteractive(tool, args, True, set(), True).behavior == "allow"
+
+
+def test_without_a_sandbox_yes_does_not_approve_commands_the_parser_cannot_prove(ws: Path) -> None:
+    engine = make(ws)  # no sandbox
+    decision = engine.decide_noninteractive("bash", {"command": "echo $(date)"}, True, set(), True)
+    assert decision.behavior == "deny"
+    assert "not sandboxed" in decision.reason and "apt-get install bubblewrap" in decision.reason
+    assert engine.decide_noninteractive("bash", {"command": "ls"}, True, set(), True).behavior == "allow"
+    # An explicit allow still works, and --yes still approves the other tools.
+    assert engine.decide_noninteractive("bash", {"command": "echo $(date)"}, True, {"bash"},
+                                        True).behavior == "allow"
+    assert engine.decide_noninteractive("write_file", {"path": "a.txt"}, True, set(),
+                                        True).behavior == "allow"
 
 
 def test_allow_names_a_tool_or_a_rule(ws: Path) -> None:

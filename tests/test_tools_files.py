@@ -19,7 +19,7 @@ from dexter.tools.files import (
     WriteFileTool,
     file_tools,
 )
-from dexter.tools.sandbox import SandboxError, sandbox_for
+from dexter.sandbox.paths import SandboxError, sandbox_for
 
 
 @pytest.fixture

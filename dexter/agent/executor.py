@@ -28,6 +28,8 @@ from dexter.events import (
 )
 from dexter.messages import ToolCall, ToolResultMessage
 from dexter.permissions.base import PermissionDecision, PermissionEngine
+from dexter.sandbox.policy import Grants
+from dexter.secrets import scrub
 from dexter.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
 
 DEFAULT_MAX_CONCURRENCY = 10
@@ -167,7 +169,7 @@ class ToolExecutor:
         except ToolFailure as exc:
             return self._error(call, args, str(exc), emit), False
 
-        denial = await self._gate(tool, call, args, emit)
+        denial, grants = await self._gate(tool, call, args, emit)
         if denial is not None:
             return denial, True
 
@@ -184,7 +186,7 @@ class ToolExecutor:
             emit(ToolProgress(tool=call.name, message=message, tool_call_id=call.id))
 
         try:
-            output = await tool.run(parsed, self.ctx.with_progress(progress))
+            output = await tool.run(parsed, self.ctx.with_progress(progress, grants))
         except asyncio.CancelledError:
             raise
         except ToolFailure as exc:
@@ -196,6 +198,7 @@ class ToolExecutor:
             content, is_error = output.content, output.is_error
         else:
             content, is_error = str(output), False
+        content = scrub(content)  # neither the model nor any writer sees a known secret
         duration = _elapsed_ms(started)
         if is_error:
             emit(ToolError(tool=call.name, error=content, tool_call_id=call.id, args=args,
@@ -207,18 +210,19 @@ class ToolExecutor:
         return ToolResultMessage(call.id, call.name, content, is_error=is_error), False
 
     async def _gate(self, tool: Tool[Any], call: ToolCall, args: dict[str, Any],
-                    emit: Callable[[Event], None]) -> ToolResultMessage | None:
-        """Apply the permission decision; returns the denial result, or None to run."""
+                    emit: Callable[[Event], None]) -> tuple[ToolResultMessage | None, Grants | None]:
+        """Apply the permission decision: (the denial result or None to run, the sandbox
+        grants the approved call runs with)."""
         try:
             decision = self.permissions.evaluate(call.name, args, tool.needs_approval)
         except Exception as exc:  # fail closed: an engine error is a denial
             decision = PermissionDecision("deny", f"The permission check failed ({exc}).")
         if decision.behavior == "allow":
-            return None
+            return None, decision.grants
         if decision.behavior == "ask":
             key = decision.session_key or call.name
             if decision.cacheable and key in self.session_grants:
-                return None
+                return None, decision.grants
             choice = await self.approver(ApprovalRequest(call.name, args, decision, call.id))
             emit(ToolApproval(tool=call.name, args=args, decision=choice, tool_call_id=call.id))
             if choice == "allow-session" and decision.cacheable:
@@ -226,21 +230,21 @@ class ToolExecutor:
             if choice == "allow-always" and decision.proposed_rule:
                 self.permissions.add_rule("allow", decision.proposed_rule)
             if choice != "deny":
-                return None
+                return None, decision.grants
             reason = "The user did not approve this call."
         else:
             reason = decision.reason or "A permission rule denies this call."
         emit(ToolDenied(tool=call.name, args=args, reason=reason, tool_call_id=call.id))
         content = DENIED_TEMPLATE.format(reason=reason.rstrip(".") + ".")
         self._record(call, args, content, 0, True)
-        return ToolResultMessage(call.id, call.name, content, is_error=True)
+        return ToolResultMessage(call.id, call.name, content, is_error=True), None
 
     def _error(self, call: ToolCall, args: dict[str, Any], message: str,
                emit: Callable[[Event], None], started: float | None = None) -> ToolResultMessage:
         duration = _elapsed_ms(started) if started is not None else 0
         emit(ToolError(tool=call.name, error=message, tool_call_id=call.id, args=args,
                        duration_ms=duration))
-        content = f"Error: {message}"
+        content = scrub(f"Error: {message}")
         self._record(call, args, content, duration, True)
         return ToolResultMessage(call.id, call.name, content, is_error=True)
 

@@ -17,6 +17,8 @@ from dexter.config import ConfigError, Settings
 from dexter.context.trace import TraceFn
 from dexter.events import MemoryRecalled
 from dexter.messages import Message
+from dexter.permissions.engine import build_permission_engine
+from dexter.sandbox.runner import SandboxRunner
 from dexter.tools.base import Tool, UserInputFn
 
 
@@ -82,6 +84,7 @@ def build_session(
 
         tools = build_tools(settings, memory=memory, interactive=interactive)
 
+    runner = shell_sandbox(settings)
     recalled, memory_text = recall if recall is not None and memory is not None \
         else _recall(memory, settings)
     prompt = build_system_prompt(tools, memory_text=memory_text,
@@ -89,7 +92,9 @@ def build_session(
     setup = AgentSetup(
         settings=settings, model=model, fast_model=fast,
         context_window=resolved.context_window, fast_context_window=fast_window,
-        tools=tools, system_prompt=prompt, permissions=_permissions(settings, Path.cwd()),
+        tools=tools, system_prompt=prompt,
+        permissions=build_permission_engine(settings, Path.cwd(), runner.status),
+        shell_sandbox=runner,
         approver=approver, history=history, queue=queue,
         memory_dir=(settings.home_path / "memory") if memory is not None else None,
         request_user_input=request_user_input, interactive=interactive, trace=trace,
@@ -99,10 +104,11 @@ def build_session(
                    memory_text)
 
 
-def _permissions(settings: Settings, cwd: Path) -> Any:
-    from dexter.permissions.engine import build_permission_engine
+def shell_sandbox(settings: Settings) -> SandboxRunner:
+    """The OS sandbox for the bash tool (probed once per process and setting)."""
+    from dexter.sandbox.runner import detect_runner
 
-    return build_permission_engine(settings, cwd)
+    return detect_runner(settings)
 
 
 def _open_memory(settings: Settings, env: Mapping[str, str]) -> Any:

@@ -53,6 +53,7 @@ from dexter.permissions.base import DefaultPermissions, PermissionEngine
 from dexter.providers.base import ChatModel, ModelRequest, ModelResponse, StreamChunk, ToolSpec
 from dexter.providers.call import generate
 from dexter.providers.errors import ProviderError
+from dexter.sandbox.runner import SandboxRunner
 from dexter.scratchpad import Scratchpad
 from dexter.tools.base import Tool, ToolContext, UserInputFn
 
@@ -81,6 +82,7 @@ class AgentSetup:
     session_grants: set[str] = field(default_factory=set)
     cwd: Path = field(default_factory=Path.cwd)
     recalled: MemoryRecalled | None = None
+    shell_sandbox: SandboxRunner | None = None
 
 
 @dataclass
@@ -220,6 +222,7 @@ class Agent:
             settings=self.settings, cwd=setup.cwd, home=self.settings.home_path,
             fast_model=setup.fast_model, model=setup.model,
             request_user_input=setup.request_user_input, interactive=setup.interactive,
+            shell_sandbox=setup.shell_sandbox,
             extra={"context_window": setup.context_window,
                    "fast_context_window": setup.fast_context_window},
         )

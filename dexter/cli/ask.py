@@ -23,6 +23,7 @@ from dexter.cli.common import (
 from dexter.config import ConfigError
 from dexter.events import Done
 from dexter.permissions.base import Behavior, PermissionDecision
+from dexter.secrets import scrub
 
 
 @dataclass
@@ -140,7 +141,7 @@ def run_ask(options: AskOptions) -> int:
     if options.output is not None and done.status == "ok":
         try:
             options.output.parent.mkdir(parents=True, exist_ok=True)
-            options.output.write_text(done.answer.rstrip() + "\n", encoding="utf-8")
+            options.output.write_text(scrub(done.answer.rstrip()) + "\n", encoding="utf-8")
         except OSError as exc:
             print_error(f"Could not write the answer to {options.output}: {exc.strerror}.")
             return EXIT_FAILED

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from dexter.secrets import scrub
 from dexter.context.calls import call_model
 from dexter.context.tokens import estimate_message_tokens, estimate_text_tokens
 from dexter.messages import Usage, UserMessage
@@ -186,5 +187,5 @@ def append_memory(memory_dir: Path, text: str, now: datetime) -> Path:
             handle.seek(-1, 2)
             separator = "\n" if handle.read(1) == b"\n" else "\n\n"
     with path.open("a", encoding="utf-8") as handle:
-        handle.write(f"{separator}## {local:%H:%M} — {FLUSH_HEADING}\n\n{text}\n")
+        handle.write(scrub(f"{separator}## {local:%H:%M} — {FLUSH_HEADING}\n\n{text}\n"))
     return path

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from dexter.secrets import scrub
 from dexter.config import ContextSettings
 from dexter.messages import ToolResultMessage
 
@@ -168,7 +169,7 @@ def _write_unique(store_dir: Path, stem: str, content: str) -> Path:
             continue
         try:
             with handle:
-                handle.write(content)
+                handle.write(scrub(content))
         except OSError:
             path.unlink(missing_ok=True)  # no half-written file for read_file to find
             raise

@@ -138,7 +138,7 @@ class MemoryManager:
         self.index_path = self.memory_dir / "index.sqlite"
         self.sessions_path: Path | None = (
             sessions_file(settings.home_path) if settings.memory.index_sessions else None)
-        self.store = MemoryStore(self.memory_dir)
+        self.store = MemoryStore(self.memory_dir, settings.home_path)
         self._clock = clock
         self._use_fts = use_fts
         self._index: MemoryIndex | None = None

@@ -15,7 +15,9 @@ own editor):
   hand edits survive.
 
 Only names directly inside the folder are accepted: no sub-folders, no ``..``, no absolute
-paths and no symlinks (``resolve_memory_path``).
+paths, no symlinks and no files with more than one hard link (``resolve_memory_path``).
+The folder itself must stay inside ``DEXTER_HOME`` after links are followed, and text that
+holds a secret value is never written (:func:`dexter.secrets.find_secret`).
 """
 
 from __future__ import annotations
@@ -126,7 +128,34 @@ def resolve_memory_path(memory_dir: Path, name: str, today: date | None = None) 
         )
     if candidate.resolve().parent != root:
         raise MemoryPathError(f"'{name}' resolves outside the memory folder {root}.")
+    try:
+        links = candidate.stat(follow_symlinks=False).st_nlink
+    except OSError:
+        links = 1
+    if links > 1:
+        raise MemoryPathError(
+            f"'{file_name}' has {links} hard links, so it may be another file (outside the "
+            f"memory folder) under a second name; memory files must have one link. Copy its "
+            "text into a new file if it is yours.")
     return candidate
+
+
+def confined_memory_dir(memory_dir: Path, home: Path | None) -> Path:
+    """``memory_dir`` when it stays inside ``home`` after links are followed.
+
+    Raises ``MemoryPathError`` when the folder (or a parent) is a link that leads out of
+    ``DEXTER_HOME``: memory writes would land wherever the link points.
+    """
+    if home is None:
+        return memory_dir
+    real_home = Path(os.path.realpath(home))
+    real = Path(os.path.realpath(memory_dir))
+    if not real.is_relative_to(real_home):
+        raise MemoryPathError(
+            f"The memory folder {memory_dir} leads to {real}, outside DEXTER_HOME "
+            f"({real_home}). Replace the link with a real folder, or set DEXTER_HOME to "
+            "where the memory should live.")
+    return memory_dir
 
 
 def list_memory_files(memory_dir: Path) -> list[MemoryFile]:
@@ -154,11 +183,13 @@ def recall_candidates(today: date) -> list[str]:
 class MemoryStore:
     """Reads and writes the memory files of one folder."""
 
-    def __init__(self, memory_dir: Path) -> None:
+    def __init__(self, memory_dir: Path, home: Path | None = None) -> None:
         self.memory_dir = memory_dir
+        self.home = home
 
     def path(self, name: str, today: date | None = None) -> Path:
         """The confined path of ``name`` (alias or file name)."""
+        confined_memory_dir(self.memory_dir, self.home)
         return resolve_memory_path(self.memory_dir, name, today)
 
     def read(self, name: str, today: date | None = None) -> str | None:
@@ -177,6 +208,7 @@ class MemoryStore:
         """Append ``content`` on a new line of the file (created when missing)."""
         if not content.strip():
             raise ValueError("Nothing to append: content is empty.")
+        refuse_secrets(content)
         path = self.path(name, today)
         self.memory_dir.mkdir(parents=True, exist_ok=True)
         text = content if content.endswith("\n") else content + "\n"
@@ -190,6 +222,7 @@ class MemoryStore:
         self, heading: str, body: str, name: str = DAILY_ALIAS, today: date | None = None
     ) -> WriteResult:
         """Append ``## heading`` and ``body`` as a new section, separated by a blank line."""
+        refuse_secrets(heading + "\n" + body)
         path = self.path(name, today)
         existing = path.read_text(encoding="utf-8") if path.exists() else ""
         lead = "" if not existing.strip() else ("\n" if existing.endswith("\n") else "\n\n")
@@ -201,6 +234,7 @@ class MemoryStore:
 
     def edit(self, name: str, old_text: str, new_text: str, today: date | None = None) -> WriteResult:
         """Replace the first occurrence of ``old_text`` with ``new_text``."""
+        refuse_secrets(new_text)
         path, text = self._find(name, old_text, today)
         _write_atomic(path, text.replace(old_text, new_text, 1))
         return WriteResult(path.name, f"Updated entry in {path.name}")
@@ -228,6 +262,21 @@ class MemoryStore:
                 "Use memory_get to read the file and copy the exact text."
             )
         return path, text
+
+
+class MemorySecretError(ValueError):
+    """Text for a memory file contains a secret value (an API key, a token)."""
+
+
+def refuse_secrets(text: str) -> None:
+    """Raise ``MemorySecretError`` when ``text`` contains a known secret value."""
+    from dexter.secrets import find_secret
+
+    found = find_secret(text)
+    if found:
+        raise MemorySecretError(
+            f"Not written: the text contains a secret value ({found}). Memory files are "
+            "plain text that later sessions and searches show; write the fact without the key.")
 
 
 def _needs_newline(path: Path) -> bool:

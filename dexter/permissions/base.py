@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
+from dexter.sandbox.policy import Grants
+
 Behavior = Literal["allow", "ask", "deny"]
 
 
@@ -14,7 +16,9 @@ class PermissionDecision:
 
     ``session_key`` groups calls that one "allow for this session" approval covers;
     ``proposed_rule`` is the rule an "always allow" answer would save (None: not offered);
-    ``cacheable`` false means a session approval must not cover later calls.
+    ``cacheable`` false means a session approval must not cover later calls;
+    ``grants`` is what the shell sandbox adds for this command when it runs (network, paths
+    outside the workspace); ``warning`` is shown in approval dialogs ("not sandboxed").
     """
 
     behavior: Behavior
@@ -22,6 +26,8 @@ class PermissionDecision:
     session_key: str = ""
     proposed_rule: str | None = None
     cacheable: bool = True
+    grants: Grants | None = None
+    warning: str = ""
 
 
 class PermissionEngine(Protocol):

@@ -3,7 +3,7 @@
 A segment is *read-only* when its command is on the allowlist below, none of its options
 turn it into a writer or a program runner (``sort -o``, ``find -exec``, ``rg --pre``...),
 it has no write redirection, and every path-like argument resolves inside the sandbox
-(working directory and ``DEXTER_HOME``; see :mod:`dexter.tools.sandbox`). Only then does the
+(working directory and ``DEXTER_HOME``; see :mod:`dexter.sandbox.paths`). Only then does the
 engine run it without asking.
 
 Deliberate choices:
@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Literal
 
 from dexter.permissions.shell_parse import ParsedCommand, Segment
-from dexter.tools.sandbox import Sandbox
+from dexter.sandbox.paths import Sandbox
 
 Classification = Literal["read-only", "mutating", "unknown"]
 

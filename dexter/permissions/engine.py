@@ -1,6 +1,14 @@
 """The fail-closed permission engine: every tool call is ``allow``, ``ask`` or ``deny``.
 
-Shell commands (``bash``), in order:
+Shell commands (``bash``) run inside the operating-system sandbox when there is one
+(:mod:`dexter.sandbox.runner`). Then, after the deny floor and deny rules, ``ask`` rules ask,
+``allow`` rules allow, and every other command is allowed to run *contained* (``[bash]
+auto_allow_sandboxed``) unless it wants something the sandbox does not give by default
+(:mod:`needs`: the network, a path outside the workspace): then it asks, and the decision
+carries those :class:`~dexter.sandbox.policy.Grants` to the sandbox. Nothing depends on the
+parser being complete: what it misses stays contained.
+
+Without a sandbox the parser is the only guard, and shell commands go, in order:
 
 1. parse (:mod:`shell_parse`); 2. the built-in deny floor (:mod:`floor`, even for commands
 the parser does not understand); 3. user ``deny`` rules (any segment); 4. not understood
@@ -18,6 +26,7 @@ ask rule matches the host. Any other tool: rules by tool name, else ``ask`` when
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,6 +35,7 @@ from urllib.parse import urlsplit
 from dexter.permissions.base import Behavior, PermissionDecision
 from dexter.permissions.classify import classify_segment
 from dexter.permissions.floor import floor_reason
+from dexter.permissions.needs import needed_grants
 from dexter.permissions.rules import (
     Rule,
     RuleError,
@@ -35,8 +45,10 @@ from dexter.permissions.rules import (
     propose_bash_rule,
     save_rule,
 )
-from dexter.permissions.shell_parse import Segment, parse_command
-from dexter.tools.sandbox import Sandbox, sandbox_for
+from dexter.permissions.shell_parse import ParsedCommand, Segment, parse_command
+from dexter.sandbox.paths import Sandbox, sandbox_for
+from dexter.sandbox.policy import Grants
+from dexter.sandbox.runner import INSTALL_HINT, SandboxStatus
 
 if TYPE_CHECKING:
     from dexter.config import Settings
@@ -75,10 +87,18 @@ def _matches_words(rule: Rule, seg: Segment) -> bool:
 class RuleBasedPermissions:
     """The engine. Rules live in ``settings_path`` (``DEXTER_HOME/settings.json``)."""
 
-    def __init__(self, cwd: Path, home: Path, settings_path: Path | None = None) -> None:
+    def __init__(self, cwd: Path, home: Path, settings_path: Path | None = None, *,
+                 contained: SandboxStatus | None = None, auto_allow_sandboxed: bool = True) -> None:
         self.sandbox: Sandbox = sandbox_for(cwd, home)
         self.settings_path = settings_path or Path(home) / "settings.json"
         self.rules: RuleSet = load_rules(self.settings_path)
+        self.shell_status = contained or SandboxStatus(False, "none", "no sandbox configured")
+        self.auto_allow_sandboxed = auto_allow_sandboxed
+
+    @property
+    def contained(self) -> bool:
+        """True when shell commands run inside the operating-system sandbox."""
+        return self.shell_status.active
 
     @property
     def warnings(self) -> list[str]:
@@ -134,6 +154,44 @@ class RuleBasedPermissions:
             if any(_matches_words(rule, seg) for seg in parsed.segments):
                 return PermissionDecision("deny", f"Denied by the rule {rule}.",
                                           session_key=key, cacheable=False)
+        if self.contained:
+            return self._evaluate_contained(parsed, key, extra_allow)
+        warning = f"Not sandboxed: {self.shell_status.reason}. This command runs with your full rights."
+        decision = self._evaluate_uncontained(parsed, key, extra_allow)
+        if decision.behavior == "ask":
+            return dataclasses.replace(decision, warning=warning)
+        return decision
+
+    def _evaluate_contained(self, parsed: ParsedCommand, key: str,
+                            extra_allow: Sequence[Rule]) -> PermissionDecision:
+        """The decision for a command that will run inside the sandbox."""
+        needs = needed_grants(parsed, self.sandbox)
+        for rule in self.rules.for_tool("ask", "bash"):
+            if any(_matches_words(rule, seg) for seg in parsed.segments):
+                return PermissionDecision("ask", f"The rule {rule} asks before this command.",
+                                          session_key=key, grants=needs)
+        allow_rules = [*self.rules.for_tool("allow", "bash"), *extra_allow]
+        if parsed.ok and parsed.segments and all(
+                any(r.matches_segment(seg) for r in allow_rules) for seg in parsed.segments):
+            rule = next(r for r in allow_rules if r.matches_segment(parsed.segments[0]))
+            return PermissionDecision("allow", f"Allowed by the rule {rule} (in the sandbox).",
+                                      session_key=key, grants=needs)
+        if needs:
+            segment = parsed.segments[0] if parsed.ok and len(parsed.segments) == 1 else None
+            proposed = str(propose_bash_rule(segment, read_only=False)) if segment else None
+            return PermissionDecision(
+                "ask", f"Needs approval: the command wants {needs.describe()}, which the "
+                       "sandbox does not give by default.", session_key=key,
+                proposed_rule=proposed, grants=needs)
+        if self.auto_allow_sandboxed:
+            return PermissionDecision("allow", "Runs in the sandbox (workspace only, no network).",
+                                      session_key=key, grants=Grants())
+        decision = self._evaluate_uncontained(parsed, key, extra_allow)
+        return dataclasses.replace(decision, grants=Grants())
+
+    def _evaluate_uncontained(self, parsed: ParsedCommand, key: str,
+                              extra_allow: Sequence[Rule]) -> PermissionDecision:
+        """The parser-only decision: read-only inside the workspace, or a rule, or ask."""
         if not parsed.ok:
             return PermissionDecision(
                 "ask", f"Command needs review: the parser cannot fully follow it ({parsed.unknown}).",
@@ -222,9 +280,17 @@ class RuleBasedPermissions:
         decision = self.evaluate(tool_name, args, needs_approval)
         if decision.behavior != "ask":
             return decision
+        if tool_name == "bash" and yes and not self.contained and \
+                not self.preapproved(tool_name, args, allow_list, False):
+            return PermissionDecision(
+                "deny", f"{decision.reason.rstrip('.')}. The shell is not sandboxed "
+                        f"({self.shell_status.reason}), so --yes approves only commands the "
+                        f"parser proves read-only. To run it, {INSTALL_HINT}; or allow it "
+                        "explicitly with --allow '" + (decision.proposed_rule or "bash") + "'.",
+                session_key=decision.session_key, cacheable=False)
         if self.preapproved(tool_name, args, allow_list, yes):
             return PermissionDecision("allow", "Pre-approved (--allow/--yes).",
-                                      session_key=decision.session_key)
+                                      session_key=decision.session_key, grants=decision.grants)
         hint = f"--allow {tool_name}" + (f" or --allow '{decision.proposed_rule}'"
                                          if decision.proposed_rule else "")
         return PermissionDecision(
@@ -307,6 +373,9 @@ def preapproved(tool_name: str, allow_list: Collection[str], yes: bool,
     return False
 
 
-def build_permission_engine(settings: Settings, cwd: Path | None = None) -> RuleBasedPermissions:
-    """The engine for a run: rules from ``DEXTER_HOME/settings.json``, sandbox at ``cwd``."""
-    return RuleBasedPermissions(cwd or Path.cwd(), settings.home_path)
+def build_permission_engine(settings: Settings, cwd: Path | None = None,
+                            shell_status: SandboxStatus | None = None) -> RuleBasedPermissions:
+    """The engine for a run: rules from ``DEXTER_HOME/settings.json``, paths checked at
+    ``cwd``; ``shell_status`` says whether commands run in the OS sandbox."""
+    return RuleBasedPermissions(cwd or Path.cwd(), settings.home_path, contained=shell_status,
+                                auto_allow_sandboxed=settings.bash.auto_allow_sandboxed)

@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from dexter.permissions.classify import SAFE_ENV_VARS, operands
 from dexter.permissions.shell_parse import ParsedCommand, Segment, parse_command, substitutions
 from dexter.permissions.writes import directory_change, write_targets
-from dexter.tools.sandbox import Sandbox, secret_path_reason
+from dexter.sandbox.paths import Sandbox, secret_path_reason
 
 DANGEROUS_ENV = re.compile(
     r"^(LD_[A-Z_]+|DYLD_[A-Z_]+|PATH|IFS|BASH_ENV|ENV|SHELLOPTS|BASHOPTS|PS4|PROMPT_COMMAND|"

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from typing import IO, TYPE_CHECKING
 
-from dexter.render.base import Renderer
+from dexter.render.base import Renderer, ScrubbingRenderer
 from dexter.render.jsonl import JsonRenderer
 from dexter.render.plain import PlainRenderer
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["JsonRenderer", "PlainRenderer", "Renderer", "choose_renderer"]
+__all__ = ["JsonRenderer", "PlainRenderer", "Renderer", "ScrubbingRenderer", "choose_renderer"]
 
 
 def choose_renderer(
@@ -27,6 +27,7 @@ def choose_renderer(
     ``json``: one JSON object per event (:class:`JsonRenderer`). Otherwise, on a terminal,
     the rich live view (:class:`~dexter.render.live.LiveRenderer`); else plain lines
     (:class:`PlainRenderer`). A rich ``Console`` or a text stream may be given either way.
+    Every view is wrapped in :class:`ScrubbingRenderer`: no secret value reaches it.
     """
     from rich.console import Console
 
@@ -35,9 +36,9 @@ def choose_renderer(
     else:
         console, stream = None, console_or_stream
     if json:
-        return JsonRenderer(stream)
+        return ScrubbingRenderer(JsonRenderer(stream))
     if is_terminal:
         from dexter.render.live import LiveRenderer
 
-        return LiveRenderer(console or Console(file=stream))
-    return PlainRenderer(stream)
+        return ScrubbingRenderer(LiveRenderer(console or Console(file=stream)))
+    return ScrubbingRenderer(PlainRenderer(stream))

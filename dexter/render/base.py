@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Protocol, runtime_checkable
 
 from dexter.events import Event
+from dexter.secrets import scrub_value
 
 
 @runtime_checkable
@@ -21,3 +22,25 @@ class Renderer(Protocol):
 
     def close(self) -> None:
         """Stop any live display and flush output. Safe to call more than once."""
+
+
+class ScrubbingRenderer:
+    """Wraps a view so that no known secret value reaches it (see :mod:`dexter.secrets`).
+
+    Events are scrubbed before the view formats them: a live view wraps long lines, which
+    would split a key across two lines where a scrub of the printed text could not find it.
+    """
+
+    def __init__(self, inner: Renderer) -> None:
+        self.inner = inner
+
+    def handle(self, event: Event) -> None:
+        """Show the scrubbed event."""
+        self.inner.handle(scrub_value(event))
+
+    def close(self) -> None:
+        """Close the wrapped view."""
+        self.inner.close()
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.inner, name)

@@ -11,6 +11,7 @@ import json
 from typing import IO
 
 from dexter.events import Event, StreamProgress
+from dexter.secrets import scrub
 
 
 class JsonRenderer:
@@ -23,7 +24,7 @@ class JsonRenderer:
         """Write one event as a JSON line (``stream_progress`` is skipped)."""
         if isinstance(event, StreamProgress):
             return
-        line = json.dumps(event.to_dict(), ensure_ascii=False, default=str)
+        line = scrub(json.dumps(event.to_dict(), ensure_ascii=False, default=str))
         self._stream.write(line + "\n")
         self._stream.flush()
 

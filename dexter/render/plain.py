@@ -42,6 +42,7 @@ from dexter.render.format import (
     truncate,
 )
 from dexter.render.notices import notice_for
+from dexter.secrets import scrub
 
 
 class PlainRenderer:
@@ -54,7 +55,7 @@ class PlainRenderer:
         self._agent_labels: dict[str, str] = {}
 
     def _line(self, text: str = "") -> None:
-        self._stream.write(text + "\n")
+        self._stream.write(scrub(text) + "\n")
 
     def handle(self, event: Event) -> None:
         """Print the line(s) for one event, if it has any."""

@@ -74,6 +74,7 @@ from dexter.repl.dialogs import (
     SelectDialog,
     answered_lines,
 )
+from dexter.secrets import scrub, scrub_value
 from dexter.repl.history import SessionHistory, Turn, append_session_log, now_iso
 from dexter.repl.view import (
     ERROR,
@@ -119,6 +120,13 @@ async def close_session(session: Session | None) -> None:
     """Close the session's model clients (errors while closing are not interesting)."""
     if session is not None:
         await session.aclose()
+
+
+class ScrubbedFileHistory(FileHistory):
+    """The input history file, without any secret value the user pasted."""
+
+    def store_string(self, string: str) -> None:
+        super().store_string(scrub(string))
 
 
 class Repl:
@@ -379,7 +387,7 @@ class Repl:
                 elif isinstance(event, Done):
                     done = event
                 if not shown_elsewhere(event):
-                    renderer.handle(event)
+                    renderer.handle(scrub_value(event))
         except asyncio.CancelledError:
             if not self._interrupting:
                 raise
@@ -675,7 +683,7 @@ class Repl:
         except OSError as exc:
             self.note(f"Input history is not saved ({path}: {exc.strerror}).")
             return InMemoryHistory()
-        return FileHistory(str(path))
+        return ScrubbedFileHistory(str(path))
 
     def _argument_values(self, command: str) -> list[str]:
         from dexter.repl.handlers import argument_values

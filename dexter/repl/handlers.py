@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from rich.table import Table
 from rich.text import Text
 
+from dexter.secrets import scrub
 from dexter.config import ConfigError
 from dexter.context import compaction
 from dexter.context.tokens import estimate_message_tokens
@@ -370,7 +371,7 @@ async def rules_command(repl: Repl, arg: str) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         existing = path.read_text(encoding="utf-8") if path.exists() else ""
         glue = "" if not existing or existing.endswith("\n") else "\n"
-        path.write_text(f"{existing}{glue}- {text}\n", encoding="utf-8")
+        path.write_text(f"{existing}{glue}- {scrub(text)}\n", encoding="utf-8")
         await repl.rebuild()
         repl.note(f"Added to {path}; the model follows it from the next question.")
         return

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from dexter.secrets import scrub
 from dexter.context.calls import call_model
 from dexter.context.tokens import estimate_text_tokens
 from dexter.events import RunStatus
@@ -282,8 +283,8 @@ def append_session_log(home: Path, turn: Turn) -> str | None:
     Returns an error message instead of raising: losing the log must not end the session.
     """
     path = home / SESSIONS_LOG
-    line = json.dumps({"timestamp": turn.timestamp or now_iso(), "query": turn.query,
-                       "answer": turn.answer}, ensure_ascii=False)
+    line = scrub(json.dumps({"timestamp": turn.timestamp or now_iso(), "query": turn.query,
+                             "answer": turn.answer}, ensure_ascii=False))
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with path.open("a", encoding="utf-8") as handle:

@@ -6,6 +6,7 @@ The parameter model is the one schema source for both providers: adapters turn
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
@@ -15,8 +16,12 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from dexter.failures import ToolFailure as ToolFailure
+
 if TYPE_CHECKING:
     from dexter.config import Settings
+    from dexter.sandbox.policy import Grants
+    from dexter.sandbox.runner import SandboxRunner
     from dexter.providers.base import ChatModel
 
 P = TypeVar("P", bound=BaseModel)
@@ -24,10 +29,6 @@ P = TypeVar("P", bound=BaseModel)
 ProgressFn = Callable[[str], None]
 # Asks the user 1-4 questions; returns the formatted answer text, or None when no user is present.
 UserInputFn = Callable[[list[dict[str, Any]]], Awaitable[dict[str, Any] | None]]
-
-
-class ToolFailure(Exception):
-    """Raised by a tool for an expected failure; the message is shown to the model as is."""
 
 
 @dataclass
@@ -43,15 +44,13 @@ class ToolContext:
     request_user_input: UserInputFn | None = None
     interactive: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
+    shell_sandbox: SandboxRunner | None = None
+    grants: Grants | None = None
 
-    def with_progress(self, progress: ProgressFn) -> ToolContext:
-        """A copy whose progress messages go to ``progress`` (one per tool call)."""
-        return ToolContext(
-            settings=self.settings, cwd=self.cwd, home=self.home, progress=progress,
-            fast_model=self.fast_model, model=self.model,
-            request_user_input=self.request_user_input, interactive=self.interactive,
-            extra=self.extra,
-        )
+    def with_progress(self, progress: ProgressFn, grants: Grants | None = None) -> ToolContext:
+        """A copy for one call: its progress goes to ``progress``; ``grants`` are what its
+        approval added to the sandbox (network, extra paths)."""
+        return dataclasses.replace(self, progress=progress, grants=grants)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,19 +1,21 @@
 """``bash(command, timeout, description)``: run one ``/bin/sh -c`` command in the workspace.
 
-The command runs in the working directory, in its own session and process group, with no
-stdin and an environment without secrets: variables whose names look like keys (``_KEY``,
-``SECRET``, ``TOKEN``, ``PASSW``, ``CREDENTIAL``, ``_PAT``, ``_AUTH``...; see
-:func:`is_secret_variable`) or whose values look like keys (``sk-...``, ``ghp_...``, a URL
-with a password...) are dropped, so even an approved command cannot print dexter's API
-keys. On Linux dexter also marks itself non-dumpable before the first command, which makes
-its own ``/proc/<pid>/environ`` unreadable to the commands it starts (unless they run as
-root). stdout and stderr are each kept up to 256 KB; the rest is read and
-dropped (so the child never blocks on a full pipe) and the result says how much was lost.
+Every command runs inside the operating-system sandbox when one is available
+(:mod:`dexter.sandbox.runner`: bubblewrap on Linux, ``sandbox-exec`` on macOS): the system
+folders read-only, the workspace read-write except ``.git/config``, ``.git/hooks`` and
+dexter's settings and records, an empty private ``HOME`` and ``/tmp``, ``DEXTER_HOME``
+hidden, no network unless granted, and dexter's own process out of sight. The environment
+is an allowlist (``PATH``, ``LANG``, ``LC_*``, ``TERM``, ``TZ``... plus ``[bash] env``), never
+dexter's environment minus what looks secret. Memory, file size and process count are
+capped (``[bash] memory_mb``, ``max_file_mb``, ``max_processes``).
 
-On timeout (default ``[tools] bash_timeout`` = 120 s, at most 600 s) or cancellation the
-whole process group gets SIGTERM, then SIGKILL after a short grace. Background processes
-the command started are stopped when it finishes: a tool call leaves nothing running.
-Every call goes through the permission engine first (``needs_approval``).
+The command gets no stdin and its own session and process group; stdout and stderr are each
+kept up to 256 KB, the rest read and dropped (so the child never blocks on a full pipe) and
+counted. On timeout (default ``[tools] bash_timeout`` = 120 s, at most 600 s) or
+cancellation the whole group gets SIGTERM, then SIGKILL after a short grace; background
+processes the command started are stopped when it finishes. Every call goes through the
+permission engine first; its approval's grants (network, extra paths) reach the sandbox
+through ``ToolContext.grants``.
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import re
 import signal
 import sys
 import time
@@ -30,22 +31,20 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
-from dexter.secrets import SECRET_ENV_SUFFIXES
+from dexter.sandbox.policy import (
+    Grants,
+    SandboxPolicy,
+    SandboxPolicyError,
+    build_policy,
+    child_environment,
+)
+from dexter.sandbox.runner import NoSandbox, SandboxRunner, limit_setter
 from dexter.tools.base import Tool, ToolContext, ToolFailure
 
 MAX_STREAM_BYTES = 256 * 1024
 MAX_TIMEOUT_SECONDS = 600
 KILL_GRACE_SECONDS = 2.0
 PIPE_DRAIN_SECONDS = 2.0
-_SECRET_ENV = re.compile(r"(?i)(_key\b|_key_|apikey|secret|token|passw|credential|_pat\b|"
-                         r"^pat_|_auth\b|^auth_|cookie|_pwd\b|_pass\b|_dsn\b)")
-_SECRET_VALUE = re.compile(
-    r"\bsk-[A-Za-z0-9_\-]{8,}|\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{16,}|\bgithub_pat_\w{16,}|"
-    r"\bglpat-[\w-]{16,}|\bxox[abprs]-[\w-]{8,}|\bAKIA[0-9A-Z]{16}\b|\bAIza[\w-]{20,}|"
-    r"\b(?:xai|gsk|pplx|tvly)-[\w-]{16,}|-----BEGIN [A-Z ]*PRIVATE KEY|"
-    r"://[^/\s:@]+:[^/\s@]+@")
-
-
 class BashParams(BaseModel):
     """Arguments of ``bash``."""
 
@@ -71,18 +70,6 @@ async def _pump(stream: asyncio.StreamReader | None, capture: _Capture) -> None:
         if room > 0:
             capture.kept += chunk[:room]
         capture.dropped += max(0, len(chunk) - max(room, 0))
-
-
-def is_secret_variable(name: str, value: str) -> bool:
-    """True when an environment variable looks like it holds a key, token or password."""
-    if _SECRET_ENV.search(name) or name.upper().endswith(SECRET_ENV_SUFFIXES):
-        return True
-    return bool(_SECRET_VALUE.search(value))
-
-
-def child_environment() -> dict[str, str]:
-    """dexter's environment minus every variable that looks like a secret (name or value)."""
-    return {k: v for k, v in os.environ.items() if not is_secret_variable(k, v)}
 
 
 _protected = False
@@ -146,6 +133,7 @@ class BashRun:
     seconds: float
     timed_out: bool
     timeout: int
+    sandbox_note: str = ""
 
     def text(self) -> str:
         """The result the model sees."""
@@ -163,21 +151,37 @@ class BashRun:
             parts.append(_render("stderr", self.stderr))
         if len(parts) == 2:
             parts.append("(no output)")
+        if self.sandbox_note and self.exit_code != 0:
+            parts.append(f"[{self.sandbox_note}. A command that needs more must be asked "
+                         "for: the user approves network or paths outside the workspace.]")
         return "\n".join(parts)
 
 
-async def run_command(command: str, cwd: os.PathLike[str] | str, timeout: int) -> BashRun:
-    """Run ``command`` under ``/bin/sh -c`` with the caps, timeout and group kill."""
+async def run_command(command: str, cwd: os.PathLike[str] | str, timeout: int, *,
+                      runner: SandboxRunner | None = None,
+                      policy: SandboxPolicy | None = None,
+                      env: dict[str, str] | None = None) -> BashRun:
+    """Run ``command`` under ``/bin/sh -c`` with the caps, timeout and group kill.
+
+    With a ``runner`` and a ``policy`` the shell runs inside that sandbox with the policy's
+    environment and limits; without, it runs directly with ``env`` (default: the allowlist).
+    """
     started = time.monotonic()
     protect_own_environment()
+    runner = runner or NoSandbox("not requested")
+    shell = ["/bin/sh", "-c", command]
+    argv = runner.argv(shell, policy) if policy is not None else shell
+    child_env = dict(policy.env) if policy is not None else (env or child_environment())
+    preexec = limit_setter(policy.limits) if policy is not None else None
     try:
         proc = await asyncio.create_subprocess_exec(
-            "/bin/sh", "-c", command, cwd=cwd, stdin=asyncio.subprocess.DEVNULL,
+            *argv, cwd=cwd, stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-            start_new_session=True, env=child_environment(),
+            start_new_session=True, env=child_env, preexec_fn=preexec,
         )
     except OSError as exc:
-        raise ToolFailure(f"Could not start /bin/sh in {cwd}: {exc.strerror or exc}.") from None
+        runner.cleanup()
+        raise ToolFailure(f"Could not start {argv[0]} in {cwd}: {exc.strerror or exc}.") from None
     out, err = _Capture(), _Capture()
     pumps = [asyncio.create_task(_pump(proc.stdout, out)),
              asyncio.create_task(_pump(proc.stderr, err))]
@@ -198,8 +202,10 @@ async def run_command(command: str, cwd: os.PathLike[str] | str, timeout: int) -
     finally:
         for task in pumps:
             task.cancel()
+        runner.cleanup()
+    sandbox_note = policy.summary() if policy is not None and runner.status.active else ""
     return BashRun(command, proc.returncode, out, err, time.monotonic() - started, timed_out,
-                   timeout)
+                   timeout, sandbox_note)
 
 
 class BashTool(Tool[BashParams]):
@@ -207,10 +213,12 @@ class BashTool(Tool[BashParams]):
 
     name: ClassVar[str] = "bash"
     description: ClassVar[str] = (
-        "Run a shell command with /bin/sh in the working directory. Read-only commands on "
-        "workspace files (ls, cat, grep, git log...) run at once; anything else asks the user "
-        "first, and some commands (secrets, destruction outside the workspace) are always "
-        "refused. Output is capped at 256 KB per stream; timeout defaults to 120 s (max 600)."
+        "Run a shell command with /bin/sh in the working directory, inside a sandbox: the "
+        "workspace is writable, HOME and /tmp are empty and private, there is no network "
+        "unless the user approves it, and nothing outside the workspace is visible except "
+        "system folders. Some commands (secrets, destruction outside the workspace) are "
+        "always refused. Output is capped at 256 KB per stream; timeout defaults to 120 s "
+        "(max 600)."
     )
     params: ClassVar[type[BaseModel]] = BashParams
     needs_approval: ClassVar[bool] = True
@@ -219,7 +227,15 @@ class BashTool(Tool[BashParams]):
         default = ctx.settings.tools.bash_timeout or 120
         timeout = max(1, min(args.timeout or default, MAX_TIMEOUT_SECONDS))
         ctx.progress(f"$ {args.command[:120]}")
-        result = await run_command(args.command, ctx.cwd, timeout)
+        runner = ctx.shell_sandbox
+        if runner is None or not runner.status.active:
+            env = child_environment(ctx.settings.bash.env)
+            return (await run_command(args.command, ctx.cwd, timeout, env=env)).text()
+        try:
+            policy = build_policy(ctx.settings, ctx.cwd, ctx.grants or Grants())
+        except SandboxPolicyError as exc:
+            raise ToolFailure(f"Not run: {exc}.") from None
+        result = await run_command(args.command, ctx.cwd, timeout, runner=runner, policy=policy)
         return result.text()
 
 

@@ -1,6 +1,6 @@
 """File tools: ``read_file`` (paged, byte ranges for huge lines), ``write_file``, ``edit_file``.
 
-All three go through :mod:`dexter.tools.sandbox` (working directory and ``DEXTER_HOME``; no
+All three go through :mod:`dexter.sandbox.paths` (working directory and ``DEXTER_HOME``; no
 escapes; secrets refused). Writes are atomic (a temp file in the same folder, then
 ``os.replace``) and report a unified diff.
 """
@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, Field
 
 from dexter.tools.base import Tool, ToolContext, ToolFailure
-from dexter.tools.sandbox import Sandbox, sandbox_for, secret_component_reason
+from dexter.sandbox.paths import Sandbox, sandbox_for, secret_component_reason
 
 DEFAULT_LINE_LIMIT = 2_000
 MAX_READ_CHARS = 40_000  # well under the 50,000-character per-result cap, header included

@@ -7,6 +7,10 @@ fullwidth ``．．／`` into ``../``) must pass the same checks, so a look-alike
 name something the plain form would not be allowed to. Secret files (``.env*``, key files,
 ``.ssh/``...) are refused everywhere, compared case-insensitively.
 
+A regular file with more than one hard link is refused outside ``DEXTER_HOME``: a hard
+link is a second name for data anywhere on the same file system (``~/.ssh/id_rsa``), and
+no path check can see where the other name is.
+
 Writes are refused additionally for ``DEXTER_HOME/settings.json`` (it holds the permission
 rules: a model that could write it could grant itself anything) and for anything inside a
 ``.git`` folder (hooks and config there run code on later git commands).
@@ -16,11 +20,12 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import stat
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
-from dexter.tools.base import ToolFailure
+from dexter.failures import ToolFailure
 
 # Folder names whose whole content is secret.
 SECRET_DIRS = frozenset({
@@ -165,6 +170,11 @@ class Sandbox:
         secret = secret_path_reason(str(real.relative_to(root)))
         if secret:
             return f"Refused {user_path!r}: it resolves to a secret file ({secret}).", None
+        links = _hard_links(real)
+        if links > 1 and root != Path(os.path.realpath(self.home)):
+            return (f"Refused {user_path!r}: the file has {links} hard links, so the same "
+                    "data also lives under another name, possibly outside the workspace. "
+                    "Copy it to a new file first if it is meant to be read here."), None
         if write:
             protected = self._write_protection(real, lexical)
             if protected:
@@ -214,6 +224,15 @@ class Sandbox:
             if root is not None and ".git" in _loose(path.relative_to(root)).split("/"):
                 return "files inside .git are never written by tools (hooks and config run code)."
         return None
+
+
+def _hard_links(path: Path) -> int:
+    """How many names a regular file has (1 for folders, missing files and others)."""
+    try:
+        st = os.stat(path, follow_symlinks=False)
+    except OSError:
+        return 1
+    return st.st_nlink if stat.S_ISREG(st.st_mode) else 1
 
 
 def _loose(path: Path) -> str:

@@ -1,0 +1,100 @@
+"""What a shell command wants beyond the default sandbox: the network, or paths outside.
+
+This only decides what to *ask*; the operating-system sandbox enforces the answer. A
+command whose needs are missed here (a URL built at run time, a path in a variable) is
+not let out: it runs contained and fails, and its result says how to ask for more.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from dexter.permissions.classify import path_arguments
+from dexter.permissions.shell_parse import ParsedCommand, Segment
+from dexter.permissions.writes import write_targets
+from dexter.sandbox.paths import Sandbox
+from dexter.sandbox.policy import SYSTEM_READ_DIRS, Grants
+
+NETWORK_PROGRAMS = frozenset({
+    "curl", "wget", "ssh", "scp", "sftp", "nc", "ncat", "netcat", "telnet", "ftp", "tftp",
+    "ping", "ping6", "dig", "nslookup", "host", "http", "https", "aria2c", "lynx", "w3m",
+    "links", "whois", "traceroute", "mtr", "socat", "lftp", "yt-dlp", "gh", "aws", "gcloud",
+    "az", "kubectl", "docker", "podman",
+})
+# Programs that go to the network for these subcommands.
+_NETWORK_SUBCOMMANDS = {
+    "git": frozenset({"clone", "fetch", "pull", "push", "ls-remote", "submodule", "remote"}),
+    "pip": frozenset({"install", "download", "index", "search"}),
+    "pip3": frozenset({"install", "download", "index", "search"}),
+    "uv": frozenset({"pip", "add", "sync", "run", "tool", "lock"}),
+    "npm": frozenset({"install", "i", "ci", "add", "update", "view", "info", "publish"}),
+    "npx": frozenset(), "yarn": frozenset({"add", "install"}), "pnpm": frozenset({"add", "install", "i"}),
+    "cargo": frozenset({"install", "fetch", "update", "add", "build", "search"}),
+    "go": frozenset({"get", "install", "mod"}),
+    "gem": frozenset({"install", "fetch"}), "brew": frozenset(), "apt": frozenset(),
+    "apt-get": frozenset(), "conda": frozenset({"install", "create", "update"}),
+    "rsync": frozenset(),
+}
+_NO_SUBCOMMAND_NEEDED = frozenset({"npx", "brew", "apt", "apt-get"})
+# Paths the sandbox already gives (private /tmp, /dev) or that need no grant to read.
+_INSIDE_ANYWAY = ("/tmp", "/var/tmp", "/dev", "/proc")
+
+
+def _wants_network(seg: Segment) -> bool:
+    base = seg.base
+    if base in NETWORK_PROGRAMS:
+        return True
+    if base in {"python", "python3"} and seg.args[:2] in (("-m", "pip"), ("-m", "pip3")):
+        return "install" in seg.args or "download" in seg.args
+    if base == "rsync":
+        return any(":" in a and not a.startswith("-") for a in seg.args)
+    subs = _NETWORK_SUBCOMMANDS.get(base)
+    if subs is None:
+        return False
+    if base in _NO_SUBCOMMAND_NEEDED:
+        return True
+    first = next((a for a in seg.args if not a.startswith("-")), "")
+    return first in subs
+
+
+def _outside(path: str, sandbox: Sandbox) -> Path | None:
+    """The real path when ``path`` is a literal path outside the workspace needing a grant."""
+    if not path or any(ch in path for ch in "$`*?[") or "\x00" in path:
+        return None
+    if "://" in path or (":" in path and not path.startswith(("/", "~", "."))):
+        return None
+    expanded = os.path.expanduser(path)
+    if not os.path.isabs(expanded):
+        if not expanded.startswith(".."):
+            return None
+        expanded = os.path.join(os.path.realpath(sandbox.cwd), expanded)
+    real = Path(os.path.realpath(os.path.normpath(expanded)))
+    if sandbox.contains(str(real)):
+        return None
+    if any(real == Path(d) or real.is_relative_to(d) for d in (*SYSTEM_READ_DIRS, *_INSIDE_ANYWAY)):
+        return None
+    return real
+
+
+def needed_grants(parsed: ParsedCommand, sandbox: Sandbox) -> Grants:
+    """Network and outside paths that ``parsed`` appears to use (best effort)."""
+    network = False
+    reads: list[str] = []
+    writes: list[str] = []
+    for seg in parsed.segments:
+        network = network or _wants_network(seg)
+        targets = {t for t in write_targets(seg)}
+        targets.update(r.target for r in seg.redirects if r.writes_file)
+        for name in path_arguments(seg) + sorted(targets):
+            real = _outside(name, sandbox)
+            if real is None:
+                continue
+            if name in targets:
+                folder = real if real.is_dir() else real.parent
+                writes.append(str(folder))
+            else:
+                reads.append(str(real))
+    writes = list(dict.fromkeys(writes))
+    reads = [r for r in dict.fromkeys(reads) if r not in writes]
+    return Grants(network=network, read=tuple(reads), write=tuple(writes))
