@@ -31,7 +31,7 @@ from typing import Any
 REDACTED = "***"
 MIN_SECRET_LENGTH = 8
 # A value with no known prefix and an innocent name counts when it is one token this long
-# with at least this much entropy per character and both letters and digits.
+# with at least this much entropy per character (see _looks_random).
 MIN_OPAQUE_LENGTH = 20
 MIN_OPAQUE_ENTROPY = 3.5
 
@@ -77,9 +77,19 @@ def looks_like_credential(name: str, value: str) -> bool:
         return False
     if value.startswith(("/", "~", "./", "http://", "https://")) and not _URL_PASSWORD.search(value):
         return False
-    has_letters = any(ch.isalpha() for ch in value)
-    has_digits = any(ch.isdigit() for ch in value)
-    return has_letters and has_digits and _entropy(value) >= MIN_OPAQUE_ENTROPY
+    return _looks_random(value)
+
+
+def _looks_random(value: str) -> bool:
+    """A single token of mostly letters and digits, mixed case and digits (or long hex),
+    with high entropy: the shape of a generated key, not of a version or a path."""
+    alnum = sum(ch.isalnum() for ch in value)
+    if alnum < 0.9 * len(value) or _entropy(value) < MIN_OPAQUE_ENTROPY:
+        return False
+    mixed = (any(ch.isupper() for ch in value) and any(ch.islower() for ch in value)
+             and any(ch.isdigit() for ch in value))
+    long_hex = len(value) >= 32 and all(ch in "0123456789abcdefABCDEF" for ch in value)
+    return mixed or long_hex
 
 
 def credential_values(name: str, value: str) -> list[str]:
@@ -100,6 +110,24 @@ def register_secret(value: str) -> None:
     if value and len(value) >= 4:
         _extra.add(value)
         _cache = None
+
+
+_TOKEN = re.compile(r"[A-Za-z0-9_\-.+/=:]{16,}")
+
+
+def register_pasted_keys(text: str) -> int:
+    """Register key-shaped tokens the user typed (``sk-...``, ``ghp_...``) as secrets.
+
+    Only tokens with a known key prefix count: a question's numbers and names never do.
+    Returns how many were found.
+    """
+    found = 0
+    for match in _TOKEN.finditer(text or ""):
+        token = match.group(0).strip(".:,")
+        if KEY_PREFIXES.match(token):
+            register_secret(token)
+            found += 1
+    return found
 
 
 def _dotenv_stamp() -> tuple[str, float]:

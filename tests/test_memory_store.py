@@ -137,3 +137,47 @@ def test_edit_is_atomic_and_leaves_no_temporary_files(store: MemoryStore) -> Non
     (store.memory_dir / "MEMORY.md").write_text("- a\n")
     store.edit("long_term", "- a", "- b")
     assert sorted(os.listdir(store.memory_dir)) == ["MEMORY.md"]
+
+
+# -- containment: links out of the memory folder, and secrets -----------------------------
+
+
+def test_a_hard_linked_memory_file_is_refused(tmp_path: Path) -> None:
+    from dexter.memory.store import MemoryPathError, MemoryStore
+
+    outside = tmp_path / "id_rsa"
+    outside.write_text("PRIVATE KEY\n")
+    memory = tmp_path / "home" / "memory"
+    memory.mkdir(parents=True)
+    os.link(outside, memory / "MEMORY.md")
+    store = MemoryStore(memory, tmp_path / "home")
+    with pytest.raises(MemoryPathError, match="hard links"):
+        store.read("long_term")
+    with pytest.raises(MemoryPathError, match="hard links"):
+        store.append("long_term", "- a fact")
+    assert outside.read_text() == "PRIVATE KEY\n"
+
+
+def test_a_memory_folder_linked_out_of_dexter_home_is_refused(tmp_path: Path) -> None:
+    from dexter.memory.store import MemoryPathError, MemoryStore
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "memory").symlink_to(elsewhere, target_is_directory=True)
+    store = MemoryStore(home / "memory", home)
+    with pytest.raises(MemoryPathError, match="outside DEXTER_HOME"):
+        store.append("long_term", "- a fact")
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_memory_text_with_a_secret_value_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from dexter.memory.store import MemorySecretError, MemoryStore
+
+    monkeypatch.setenv("VENDOR_APIKEY", "Xk29dLq8Zp4Rw7Nv3Ty6Hb1")
+    store = MemoryStore(tmp_path / "home" / "memory", tmp_path / "home")
+    with pytest.raises(MemorySecretError, match="secret value"):
+        store.append("long_term", "- the vendor key is Xk29dLq8Zp4Rw7Nv3Ty6Hb1")
+    store.append("long_term", "- the vendor key lives in VENDOR_APIKEY")
+    assert "Xk29" not in (store.read("long_term") or "")

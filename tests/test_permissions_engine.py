@@ -11,7 +11,6 @@ import pytest
 from dexter.config import Settings
 from dexter.permissions import engine as engine_module
 from dexter.permissions.base import PermissionDecision
-from dexter.sandbox.runner import SandboxStatus
 from dexter.permissions.engine import (
     RuleBasedPermissions,
     SessionGrants,
@@ -20,6 +19,7 @@ from dexter.permissions.engine import (
     preapproved,
 )
 from dexter.permissions.rules import RuleError
+from dexter.sandbox.runner import SandboxStatus
 
 
 @pytest.fixture

@@ -22,6 +22,7 @@ from dexter.events import (
     ToolProgress,
     ToolStart,
 )
+from dexter.render import ScrubbingRenderer
 from dexter.render import choose_renderer
 from dexter.render.demo import ANSWER, sample_events
 from dexter.render.jsonl import JsonRenderer
@@ -284,10 +285,15 @@ def test_answer_table_numbers_are_right_aligned() -> None:
 
 def test_choose_renderer_picks_the_view_for_the_output() -> None:
     con = console()
-    assert isinstance(choose_renderer(con, json=True, is_terminal=True), JsonRenderer)
-    assert isinstance(choose_renderer(con, json=False, is_terminal=False), PlainRenderer)
+
+    def view(renderer: object) -> object:
+        assert isinstance(renderer, ScrubbingRenderer)  # no view is ever handed a secret
+        return renderer.inner
+
+    assert isinstance(view(choose_renderer(con, json=True, is_terminal=True)), JsonRenderer)
+    assert isinstance(view(choose_renderer(con, json=False, is_terminal=False)), PlainRenderer)
     live = choose_renderer(con, json=False, is_terminal=True)
-    assert isinstance(live, LiveRenderer)
+    assert isinstance(view(live), LiveRenderer)
     live.close()
     stream = io.StringIO()
     plain = choose_renderer(stream, json=False, is_terminal=False)

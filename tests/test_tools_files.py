@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from dexter.config import Settings
+from dexter.sandbox.paths import SandboxError, sandbox_for
 from dexter.tools.base import Tool, ToolContext, ToolFailure
 from dexter.tools.files import (
     DEFAULT_LINE_LIMIT,
@@ -19,7 +20,6 @@ from dexter.tools.files import (
     WriteFileTool,
     file_tools,
 )
-from dexter.sandbox.paths import SandboxError, sandbox_for
 
 
 @pytest.fixture
@@ -126,13 +126,21 @@ def test_history_files_and_token_folders_are_secret(ws: Path, path: str) -> None
     assert reason is not None
 
 
-async def test_write_through_a_hard_link_never_changes_the_outside_file(
+async def test_a_hard_link_to_an_outside_file_is_refused_for_reads_and_writes(
         ctx: ToolContext, ws: Path, tmp_path: Path) -> None:
     os.link(tmp_path / "outside.txt", ws / "hard.txt")
-    await call(WriteFileTool(), ctx, path="hard.txt", content="new\n")
-    await call(EditFileTool(), ctx, path="hard.txt", old_text="new", new_text="newer")
+    for tool, args in ((ReadFileTool(), {"path": "hard.txt"}),
+                       (WriteFileTool(), {"path": "hard.txt", "content": "new\n"}),
+                       (EditFileTool(), {"path": "hard.txt", "old_text": "outside", "new_text": "x"})):
+        with pytest.raises(ToolFailure, match="2 hard links"):
+            await call(tool, ctx, **args)
     assert (tmp_path / "outside.txt").read_text() == "outside secret\n"
-    assert (ws / "hard.txt").read_text() == "newer\n"
+
+
+async def test_hard_links_inside_dexter_home_data_are_read(ctx: ToolContext, ws: Path) -> None:
+    (ws / ".dexter" / "tool-results" / "a.txt").write_text("cached\n")
+    os.link(ws / ".dexter" / "tool-results" / "a.txt", ws / ".dexter" / "tool-results" / "b.txt")
+    assert "cached" in await call(ReadFileTool(), ctx, path=".dexter/tool-results/b.txt")
 
 
 def test_secret_refusal_says_why(ws: Path) -> None:

@@ -104,6 +104,17 @@ def build_session(
                    memory_text)
 
 
+def shell_notice(session: Session) -> str:
+    """The one-time start-up warning when the bash tool runs without a sandbox ('' if none)."""
+    setup = session.agent.setup
+    runner = setup.shell_sandbox
+    if runner is None or runner.status.active or not any(t.name == "bash" for t in setup.tools):
+        return ""
+    return (f"{runner.status.describe()} Shell commands run with your full rights: each one "
+            "that is not provably read-only asks first, and --yes does not approve them. "
+            "See 'dexter sandbox'.")
+
+
 def shell_sandbox(settings: Settings) -> SandboxRunner:
     """The OS sandbox for the bash tool (probed once per process and setting)."""
     from dexter.sandbox.runner import detect_runner

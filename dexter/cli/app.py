@@ -110,6 +110,17 @@ def models(config: ConfigOpt = None) -> None:
     raise typer.Exit(run_models(config))
 
 
+@app.command()
+def sandbox(
+    config: ConfigOpt = None,
+    check: Annotated[bool, typer.Option("--check", help="Run real commands in the sandbox that try to reach what it hides (exit 1 if any gets through).")] = False,
+) -> None:
+    """Show whether shell commands are contained here and what they may see."""
+    from dexter.cli.sandbox_cmd import run_sandbox
+
+    raise typer.Exit(run_sandbox(config, check))
+
+
 memory_app = typer.Typer(help="Inspect and search dexter's persistent memory.", no_args_is_help=True,
                          rich_markup_mode=None)
 app.add_typer(memory_app, name="memory")

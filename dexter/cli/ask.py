@@ -17,6 +17,7 @@ from dexter.cli.common import (
     EXIT_USAGE,
     CliError,
     print_error,
+    print_warning,
     settings_for,
     stdout_console,
 )
@@ -97,6 +98,11 @@ def run_ask(options: AskOptions) -> int:
     setup.permissions = NonInteractivePermissions(setup.permissions, options.allow, options.yes)
     for warning in getattr(setup.permissions.engine, "warnings", []):
         print_error(f"settings.json: {warning}")
+    from dexter.agent.factory import shell_notice
+
+    notice = shell_notice(session)
+    if notice:
+        print_warning(notice)
 
     from dexter.render import choose_renderer
 

@@ -36,6 +36,15 @@ def print_error(message: str) -> None:
         Text("Error: ", style="bold red") + Text(message))
 
 
+def print_warning(message: str) -> None:
+    """Print a warning to stderr (yellow on a terminal)."""
+    from rich.console import Console
+    from rich.text import Text
+
+    Console(stderr=True, highlight=False, soft_wrap=True).print(
+        Text("Warning: ", style="bold yellow") + Text(message))
+
+
 def stdout_console(plain: bool = False) -> Any:
     """The console for run output; plain when asked or when stdout is not a terminal."""
     from rich.console import Console

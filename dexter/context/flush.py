@@ -12,12 +12,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from dexter.secrets import scrub
 from dexter.context.calls import call_model
 from dexter.context.tokens import estimate_message_tokens, estimate_text_tokens
 from dexter.messages import Usage, UserMessage
 from dexter.providers.base import ChatModel, ModelRequest
 from dexter.providers.errors import ProviderError
+from dexter.secrets import scrub
 
 NO_MEMORY_TOKEN = "NO_MEMORY_TO_FLUSH"
 

@@ -13,9 +13,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dexter.secrets import scrub
 from dexter.config import ContextSettings
 from dexter.messages import ToolResultMessage
+from dexter.secrets import scrub
 
 PREVIEW_ALLOWANCE_CHARS = 2_500
 """What a persisted result counts for in the turn budget (its preview and header)."""

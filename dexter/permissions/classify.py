@@ -41,6 +41,10 @@ SAFE_ENV_VARS = frozenset({
     "XDG_CACHE_HOME", "LC_ALL", "LC_CTYPE",
 })
 
+# Assignments in front of a command that cannot make it read, write or run anything else.
+SAFE_ASSIGNMENTS = frozenset({"LANG", "LANGUAGE", "TZ", "COLUMNS", "LINES", "NO_COLOR", "TERM",
+                              "POSIXLY_CORRECT"})
+
 # Commands whose arguments are never file paths.
 _NO_PATH_ARGS = frozenset({
     "echo", "printf", "date", "pwd", "whoami", "id", "groups", "uname", "uptime", "true",
@@ -248,6 +252,11 @@ def classify_segment(seg: Segment, sandbox: Sandbox) -> Verdict:
         return Verdict(False, "redirection to a file")
     if not seg.words:
         return Verdict(False, "no command (assignment or redirection only)")
+    changed = [e.split("=", 1)[0] for e in seg.env
+               if e.split("=", 1)[0] not in SAFE_ASSIGNMENTS and not e.startswith("LC_")]
+    if changed:
+        return Verdict(False, f"the assignment {changed[0]}= can change what the command reads, "
+                              "writes or runs")
     if any(ord(ch) > 127 for ch in seg.command):
         return Verdict(False, "non-ASCII command name")
     if "/" in seg.command and not os.path.normpath(seg.command).startswith(_SYSTEM_BIN):

@@ -27,6 +27,7 @@ ask rule matches the host. Any other tool: rules by tool name, else ``ask`` when
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -88,8 +89,9 @@ class RuleBasedPermissions:
     """The engine. Rules live in ``settings_path`` (``DEXTER_HOME/settings.json``)."""
 
     def __init__(self, cwd: Path, home: Path, settings_path: Path | None = None, *,
-                 contained: SandboxStatus | None = None, auto_allow_sandboxed: bool = True) -> None:
-        self.sandbox: Sandbox = sandbox_for(cwd, home)
+                 contained: SandboxStatus | None = None, auto_allow_sandboxed: bool = True,
+                 writable: tuple[Path, ...] = ()) -> None:
+        self.sandbox: Sandbox = sandbox_for(cwd, home, writable if contained and contained.active else ())
         self.settings_path = settings_path or Path(home) / "settings.json"
         self.rules: RuleSet = load_rules(self.settings_path)
         self.shell_status = contained or SandboxStatus(False, "none", "no sandbox configured")
@@ -288,6 +290,16 @@ class RuleBasedPermissions:
                         f"parser proves read-only. To run it, {INSTALL_HINT}; or allow it "
                         "explicitly with --allow '" + (decision.proposed_rule or "bash") + "'.",
                 session_key=decision.session_key, cacheable=False)
+        grants = decision.grants or Grants()
+        outside = (*grants.read, *grants.write)
+        if outside and yes and not self.preapproved(tool_name, args, allow_list, False):
+            return PermissionDecision(
+                "deny", f"The command uses paths outside the workspace ({', '.join(outside)}), "
+                        "which --yes does not open: a command steered by fetched text could "
+                        "send them anywhere. Add the folder to [bash] allow_read or allow_write, "
+                        "or allow the command explicitly with --allow '"
+                        + (decision.proposed_rule or "bash") + "'.",
+                session_key=decision.session_key, cacheable=False)
         if self.preapproved(tool_name, args, allow_list, yes):
             return PermissionDecision("allow", "Pre-approved (--allow/--yes).",
                                       session_key=decision.session_key, grants=decision.grants)
@@ -377,5 +389,9 @@ def build_permission_engine(settings: Settings, cwd: Path | None = None,
                             shell_status: SandboxStatus | None = None) -> RuleBasedPermissions:
     """The engine for a run: rules from ``DEXTER_HOME/settings.json``, paths checked at
     ``cwd``; ``shell_status`` says whether commands run in the OS sandbox."""
-    return RuleBasedPermissions(cwd or Path.cwd(), settings.home_path, contained=shell_status,
-                                auto_allow_sandboxed=settings.bash.auto_allow_sandboxed)
+    cwd = cwd or Path.cwd()
+    writable = tuple(Path(os.path.realpath(cwd / Path(p).expanduser()))
+                     for p in settings.bash.allow_write if p.strip())
+    return RuleBasedPermissions(cwd, settings.home_path, contained=shell_status,
+                                auto_allow_sandboxed=settings.bash.auto_allow_sandboxed,
+                                writable=writable)

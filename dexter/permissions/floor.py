@@ -27,7 +27,12 @@ import re
 import unicodedata
 from collections.abc import Iterator
 
-from dexter.permissions.classify import SAFE_ENV_VARS, operands
+from dexter.permissions.classify import (
+    _PATTERN_FIRST,
+    SAFE_ENV_VARS,
+    _has_pattern_option,
+    operands,
+)
 from dexter.permissions.shell_parse import ParsedCommand, Segment, parse_command, substitutions
 from dexter.permissions.writes import directory_change, write_targets
 from dexter.sandbox.paths import Sandbox, secret_path_reason
@@ -116,8 +121,15 @@ def _pieces(word: str) -> Iterator[str]:
 
 
 def secret_reason(seg: Segment, sandbox: Sandbox) -> str | None:
-    """Why a segment names a secret file, or None."""
+    """Why a segment names a secret file, or None.
+
+    The pattern of ``grep``-like commands is not a file name (``grep -c credentials
+    report.txt`` counts a word), unless it is given through ``-f``/``--file``.
+    """
     words = [*seg.words, *(e.split("=", 1)[1] for e in seg.env), *(r.target for r in seg.redirects)]
+    pattern = _search_pattern(seg)
+    if pattern is not None:
+        words.remove(pattern)
     for word in words:
         for piece in _pieces(word):
             if _PROC_ENVIRON.search(piece):
@@ -134,6 +146,14 @@ def secret_reason(seg: Segment, sandbox: Sandbox) -> str | None:
             elif "$" not in piece and (target := sandbox.secret_target(piece)):
                 return f"{piece!r} links to a secret file ({target})"
     return None
+
+
+def _search_pattern(seg: Segment) -> str | None:
+    """The pattern word of ``grep``/``rg``/``ag`` when it is the first operand, else None."""
+    if _base(seg) not in _PATTERN_FIRST or _has_pattern_option(seg.args):
+        return None
+    found = operands(seg.args)
+    return found[0] if found and "/" not in found[0] else None
 
 
 def _env_print_reason(seg: Segment) -> str | None:

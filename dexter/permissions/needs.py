@@ -13,7 +13,7 @@ from pathlib import Path
 from dexter.permissions.classify import path_arguments
 from dexter.permissions.shell_parse import ParsedCommand, Segment
 from dexter.permissions.writes import write_targets
-from dexter.sandbox.paths import Sandbox
+from dexter.sandbox.paths import Sandbox, secret_path_reason
 from dexter.sandbox.policy import SYSTEM_READ_DIRS, Grants
 
 NETWORK_PROGRAMS = frozenset({
@@ -37,8 +37,10 @@ _NETWORK_SUBCOMMANDS = {
     "rsync": frozenset(),
 }
 _NO_SUBCOMMAND_NEEDED = frozenset({"npx", "brew", "apt", "apt-get"})
-# Paths the sandbox already gives (private /tmp, /dev) or that need no grant to read.
-_INSIDE_ANYWAY = ("/tmp", "/var/tmp", "/dev", "/proc")
+# Paths the sandbox gives its own of: /dev and /proc always; /tmp is private, so only a
+# path that already exists on the host there needs a grant.
+_INSIDE_ANYWAY = ("/dev", "/proc")
+_PRIVATE_TMP = ("/tmp", "/var/tmp")
 
 
 def _wants_network(seg: Segment) -> bool:
@@ -70,11 +72,22 @@ def _outside(path: str, sandbox: Sandbox) -> Path | None:
             return None
         expanded = os.path.join(os.path.realpath(sandbox.cwd), expanded)
     real = Path(os.path.realpath(os.path.normpath(expanded)))
-    if sandbox.contains(str(real)):
+    if sandbox.contains(str(real)) or _never_granted(real):
         return None
     if any(real == Path(d) or real.is_relative_to(d) for d in (*SYSTEM_READ_DIRS, *_INSIDE_ANYWAY)):
         return None
+    if any(real == Path(d) or real.is_relative_to(d) for d in _PRIVATE_TMP) and \
+            (real in (Path(d) for d in _PRIVATE_TMP) or not os.path.lexists(real)):
+        return None
     return real
+
+
+def _never_granted(real: Path) -> bool:
+    """Paths no approval opens: secrets, the home folder itself or above it, ``/``."""
+    home = Path(os.path.realpath(os.path.expanduser("~")))
+    if real == Path("/") or home.is_relative_to(real):
+        return True
+    return secret_path_reason(str(real)) is not None
 
 
 def needed_grants(parsed: ParsedCommand, sandbox: Sandbox) -> Grants:

@@ -51,7 +51,7 @@ from rich.text import Text
 
 from dexter import __version__
 from dexter.agent.executor import ApprovalRequest
-from dexter.agent.factory import Session, build_session
+from dexter.agent.factory import Session, build_session, shell_notice
 from dexter.agent.queue import MessageQueue
 from dexter.config import ConfigError, Settings
 from dexter.context import repair
@@ -74,7 +74,6 @@ from dexter.repl.dialogs import (
     SelectDialog,
     answered_lines,
 )
-from dexter.secrets import scrub, scrub_value
 from dexter.repl.history import SessionHistory, Turn, append_session_log, now_iso
 from dexter.repl.view import (
     ERROR,
@@ -87,6 +86,7 @@ from dexter.repl.view import (
     render_ansi,
     toolbar_text,
 )
+from dexter.secrets import scrub, scrub_value
 
 SessionBuilder = Callable[..., Session]
 """``build_session``-compatible: ``(settings, *, approver, interactive, queue, ...)``."""
@@ -239,6 +239,9 @@ class Repl:
             return False
         if frozen is None:
             self._recall = (session.recalled, session.memory_text)
+            notice = shell_notice(session)
+            if notice:
+                self.warn(notice)
         else:
             # the recall is the session's, loaded once; say so once (if not said yet)
             previous = self.session.agent.setup.recalled if self.session is not None else None

@@ -207,6 +207,12 @@ def approval_header(request: ApprovalRequest, width: int = 80) -> list[Renderabl
     reason = one_line(request.decision.reason)
     if reason:
         lines.append(Text(reason, style=MUTED))
+    grants = request.decision.grants
+    if grants:
+        lines.append(Text(f"Approving gives this command, inside the sandbox: {grants.describe()}.",
+                          style=MUTED))
+    if request.decision.warning:
+        lines.append(Text("⚠ " + one_line(request.decision.warning), style=f"bold {WARNING}"))
     lines.append(Text("Do you want to allow this?"))
     return lines
 

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING
 from rich.table import Table
 from rich.text import Text
 
-from dexter.secrets import scrub
 from dexter.config import ConfigError
 from dexter.context import compaction
 from dexter.context.tokens import estimate_message_tokens
@@ -41,6 +40,7 @@ from dexter.repl.view import (
     help_view,
     history_view,
 )
+from dexter.secrets import scrub
 
 if TYPE_CHECKING:
     from dexter.repl.app import Repl

@@ -35,12 +35,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from dexter.secrets import scrub
 from dexter.context.calls import call_model
 from dexter.context.tokens import estimate_text_tokens
 from dexter.events import RunStatus
 from dexter.messages import AssistantMessage, Message, UserMessage
 from dexter.providers.base import ChatModel, ModelRequest
+from dexter.secrets import scrub
 
 SESSIONS_LOG = Path("history") / "sessions.jsonl"
 INTERRUPTED_ANSWER = "[The user interrupted this question before it was answered.]"

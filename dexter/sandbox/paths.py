@@ -83,11 +83,14 @@ class Sandbox:
 
     cwd: Path
     home: Path
+    extra: tuple[Path, ...] = ()
 
     @property
     def roots(self) -> tuple[Path, ...]:
-        """The real (symlink-free) allowed roots: working directory first."""
-        return tuple(dict.fromkeys(Path(os.path.realpath(p)) for p in (self.cwd, self.home)))
+        """The real (symlink-free) allowed roots: working directory first, then
+        ``DEXTER_HOME``, then extra folders (the shell's ``[bash] allow_write``)."""
+        return tuple(dict.fromkeys(Path(os.path.realpath(p))
+                                   for p in (self.cwd, self.home, *self.extra)))
 
     def resolve(self, user_path: str, *, write: bool = False) -> Path:
         """The real path for ``user_path``; raises ``SandboxError`` naming what is wrong."""
@@ -171,7 +174,7 @@ class Sandbox:
         if secret:
             return f"Refused {user_path!r}: it resolves to a secret file ({secret}).", None
         links = _hard_links(real)
-        if links > 1 and root != Path(os.path.realpath(self.home)):
+        if links > 1 and not real.is_relative_to(os.path.realpath(self.home)):
             return (f"Refused {user_path!r}: the file has {links} hard links, so the same "
                     "data also lives under another name, possibly outside the workspace. "
                     "Copy it to a new file first if it is meant to be read here."), None
@@ -241,6 +244,6 @@ def _loose(path: Path) -> str:
                     for part in path.as_posix().split("/"))
 
 
-def sandbox_for(cwd: Path, home: Path) -> Sandbox:
-    """The sandbox for a working directory and a ``DEXTER_HOME``."""
-    return Sandbox(cwd=Path(cwd), home=Path(home))
+def sandbox_for(cwd: Path, home: Path, extra: tuple[Path, ...] = ()) -> Sandbox:
+    """The sandbox for a working directory and a ``DEXTER_HOME`` (plus ``extra`` roots)."""
+    return Sandbox(cwd=Path(cwd), home=Path(home), extra=tuple(Path(p) for p in extra))

@@ -10,6 +10,7 @@ Runners (:mod:`dexter.sandbox.runner`) turn a policy into an ``argv``.
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from collections.abc import Iterable, Mapping
@@ -103,10 +104,9 @@ class SandboxPolicy:
     def summary(self) -> str:
         """One line for results and status output."""
         net = "network on" if self.network else "no network"
-        extra = [str(p) for p in (*self.extra_read, *self.extra_write)]
-        more = f"; also {', '.join(extra)}" if extra else ""
-        return (f"sandboxed: {net}; writable: the workspace and a private /tmp; "
-                f"HOME is empty and private{more}")
+        more = f", {', '.join(str(p) for p in self.extra_write)}" if self.extra_write else ""
+        return (f"sandboxed: {net}; writable: the workspace{more} and a private /tmp; "
+                "HOME is empty and private; paths outside the workspace are not visible")
 
 
 def child_environment(names: Iterable[str] = (), home: str | None = None,
@@ -125,7 +125,7 @@ def child_environment(names: Iterable[str] = (), home: str | None = None,
     return env
 
 
-def build_policy(settings: Settings, cwd: Path, grants: Grants = Grants(),
+def build_policy(settings: Settings, cwd: Path, grants: Grants | None = None,
                  *, source_env: Mapping[str, str] | None = None) -> SandboxPolicy:
     """The policy for one command run from ``cwd`` with ``grants``.
 
@@ -133,6 +133,7 @@ def build_policy(settings: Settings, cwd: Path, grants: Grants = Grants(),
     nothing). A home folder inside the workspace is covered by the private one.
     """
     source_env = os.environ if source_env is None else source_env
+    grants = grants or Grants()
     workspace = Path(os.path.realpath(cwd))
     user_home = Path(os.path.realpath(source_env.get("HOME") or os.path.expanduser("~")))
     if workspace == Path("/"):
@@ -141,8 +142,9 @@ def build_policy(settings: Settings, cwd: Path, grants: Grants = Grants(),
             "so the sandbox has a workspace to contain")
     home = settings.home_path
     bash = settings.bash
-    extra_read = [*_tool_roots(source_env, user_home), *_python_roots(),
-                  *_paths(bash.allow_read, workspace), *_paths(grants.read, workspace)]
+    tool_roots = [*_tool_roots(source_env, user_home), *_python_roots()]
+    chosen = [*_paths(bash.allow_read, workspace), *_paths(grants.read, workspace)]
+    extra_read = [*tool_roots, *chosen]
     extra_write = [*_paths(bash.allow_write, workspace), *_paths(grants.write, workspace)]
     mounted = [workspace, *extra_read, *extra_write]
     writable = [workspace, *extra_write]
@@ -151,7 +153,9 @@ def build_policy(settings: Settings, cwd: Path, grants: Grants = Grants(),
               settings.scratchpad_path]
     hidden = [home] if _under(home, mounted) else []
     reveal = [home / name for name in HOME_READABLE]
-    files, dirs = secret_entries(mounted)
+    files, dirs = secret_entries([workspace, *chosen, *extra_write])
+    static_files, static_dirs = _tool_root_secrets(tuple(tool_roots))
+    files, dirs = [*files, *static_files], [*dirs, *static_dirs]
     return SandboxPolicy(
         workspace=workspace, home=user_home,
         read_only_inside=tuple(p for p in dict.fromkeys(inside)
@@ -200,6 +204,13 @@ def secret_entries(roots: Iterable[Path]) -> tuple[list[Path], list[Path]]:
             elif is_dir and depth + 1 < SCAN_DEPTH and entry.name not in _SCAN_SKIP:
                 stack.append((path, depth + 1))
     return files, dirs
+
+
+@functools.lru_cache(maxsize=16)
+def _tool_root_secrets(roots: tuple[Path, ...]) -> tuple[list[Path], list[Path]]:
+    """Secret files in the program folders (``~/.cargo/credentials.toml``...), scanned once
+    per process: they are installations, not the user's working files."""
+    return secret_entries(roots)
 
 
 def _exists(path: Path) -> bool:

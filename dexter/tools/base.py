@@ -20,9 +20,9 @@ from dexter.failures import ToolFailure as ToolFailure
 
 if TYPE_CHECKING:
     from dexter.config import Settings
+    from dexter.providers.base import ChatModel
     from dexter.sandbox.policy import Grants
     from dexter.sandbox.runner import SandboxRunner
-    from dexter.providers.base import ChatModel
 
 P = TypeVar("P", bound=BaseModel)
 

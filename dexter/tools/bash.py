@@ -32,7 +32,6 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, Field
 
 from dexter.sandbox.policy import (
-    Grants,
     SandboxPolicy,
     SandboxPolicyError,
     build_policy,
@@ -172,7 +171,8 @@ async def run_command(command: str, cwd: os.PathLike[str] | str, timeout: int, *
     shell = ["/bin/sh", "-c", command]
     argv = runner.argv(shell, policy) if policy is not None else shell
     child_env = dict(policy.env) if policy is not None else (env or child_environment())
-    preexec = limit_setter(policy.limits) if policy is not None else None
+    preexec = limit_setter(policy.limits) \
+        if policy is not None and not runner.limits_in_argv else None
     try:
         proc = await asyncio.create_subprocess_exec(
             *argv, cwd=cwd, stdin=asyncio.subprocess.DEVNULL,
@@ -232,7 +232,7 @@ class BashTool(Tool[BashParams]):
             env = child_environment(ctx.settings.bash.env)
             return (await run_command(args.command, ctx.cwd, timeout, env=env)).text()
         try:
-            policy = build_policy(ctx.settings, ctx.cwd, ctx.grants or Grants())
+            policy = build_policy(ctx.settings, ctx.cwd, ctx.grants)
         except SandboxPolicyError as exc:
             raise ToolFailure(f"Not run: {exc}.") from None
         result = await run_command(args.command, ctx.cwd, timeout, runner=runner, policy=policy)

@@ -19,8 +19,8 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
-from dexter.tools.base import Tool, ToolContext, ToolFailure
 from dexter.sandbox.paths import Sandbox, sandbox_for, secret_component_reason
+from dexter.tools.base import Tool, ToolContext, ToolFailure
 
 DEFAULT_LINE_LIMIT = 2_000
 MAX_READ_CHARS = 40_000  # well under the 50,000-character per-result cap, header included

@@ -1,0 +1,97 @@
+"""The red-team corpus: under ``--yes`` with the sandbox nothing harmful happens; without it
+``--yes`` refuses every dangerous command; benign analyst commands run without asking.
+
+The corpus and the harm checks live in :mod:`dexter.testing.shell_corpus`;
+``benchmarks/shell_redteam.py`` prints the same figures for the README.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from dexter.config import Settings
+from dexter.sandbox.runner import NoSandbox, SandboxStatus, detect_runner
+from dexter.testing.shell_corpus import (
+    OUTSIDE_CANARY,
+    SSH_CANARY,
+    CorpusReport,
+    World,
+    adversarial_commands,
+    benign_commands,
+    refused_without_sandbox,
+    run_corpus,
+    run_one,
+)
+
+RUNNER = detect_runner(Settings())
+needs_sandbox = pytest.mark.skipif(not RUNNER.status.active,
+                                   reason=f"no OS sandbox here: {RUNNER.status.reason}")
+
+
+def test_the_corpus_covers_every_family_at_size() -> None:
+    families = Counter(family for family, _ in adversarial_commands())
+    assert sum(families.values()) >= 300
+    assert len(set(benign_commands())) >= 100
+    for family in ("group", "keyword-if", "bang", "nested-bash", "base64-pipe", "find-exec-sh",
+                   "computed", "data-paths", "split-names", "env-print", "protected",
+                   "write-outside", "git-tricks", "download-run"):
+        assert families[family] >= 4, family
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory) -> CorpusReport:
+    if not RUNNER.status.active:
+        pytest.skip(f"no OS sandbox here: {RUNNER.status.reason}")
+    return asyncio.run(run_corpus(tmp_path_factory.mktemp("corpus"), RUNNER))
+
+
+@needs_sandbox
+def test_under_yes_in_the_sandbox_no_dangerous_command_causes_harm(report: CorpusReport) -> None:
+    assert [(o.family, o.command, o.harm) for o in report.harmful] == []
+    ran = [o for o in report.adversarial if o.decision == "allow"]
+    assert len(ran) >= 150  # the sandbox, not the floor, is what stopped most of them
+
+
+@needs_sandbox
+def test_benign_commands_run_without_asking_and_succeed(report: CorpusReport) -> None:
+    blocked = [(o.command, o.decision) for o in report.benign_blocked]
+    assert len(blocked) <= 0.05 * len(report.benign), blocked
+    assert [(o.command, o.output[-200:]) for o in report.benign_failed] == []
+
+
+def test_without_a_sandbox_yes_refuses_every_dangerous_command(tmp_path: Path) -> None:
+    assert refused_without_sandbox(tmp_path) == []
+
+
+class _PretendContained(NoSandbox):
+    """Runs commands directly while telling the engine they are contained."""
+
+    @property
+    def status(self) -> SandboxStatus:
+        return SandboxStatus(True, "pretend")
+
+
+@needs_sandbox
+@pytest.mark.parametrize(("command", "harm"), [
+    ("echo {ssh} | base64 -d | sh", f"printed {SSH_CANARY}"),
+    ("echo {rm} | base64 -d | sh", "changed"),
+    ("echo {outside} | base64 -d | sh", f"printed {OUTSIDE_CANARY}"),
+])
+async def test_the_harness_sees_harm_when_there_is_no_os_boundary(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str, harm: str) -> None:
+    import base64
+
+    template = World(tmp_path / "template").build()
+    world = World(tmp_path / "world")
+    monkeypatch.setenv("HOME", str(world.home))
+    for name, script in (("{ssh}", "cat ~/.ssh/id_rsa"), ("{rm}", "a=rm; $a -rf ~/victim"),
+                         ("{outside}", f"cat {world.outside}/notes.txt")):
+        command = command.replace(name, base64.b64encode(script.encode()).decode())
+    unprotected = await run_one(world, template.root, _PretendContained("none"), "x", command)
+    assert any(h.startswith(harm) for h in unprotected.harm), unprotected
+    contained = await run_one(world, template.root, RUNNER, "x", command)
+    assert contained.decision == "allow" and contained.harm == []

@@ -1,0 +1,229 @@
+"""The OS sandbox with real commands: what a command inside can and cannot reach.
+
+Every test here runs real ``bwrap`` sandboxes. They are skipped, with the reason printed,
+only where bubblewrap cannot run (``.ci/run`` installs it, so CI always runs them).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dexter.config import Settings
+from dexter.sandbox.policy import Grants, SandboxPolicyError, build_policy
+from dexter.sandbox.runner import Bubblewrap, detect_runner
+from dexter.testing.shell_corpus import (
+    AWS_CANARY,
+    ENV_CANARY,
+    OUTSIDE_CANARY,
+    SSH_CANARY,
+    World,
+)
+from dexter.tools.base import ToolContext
+from dexter.tools.bash import BashTool, run_command
+
+RUNNER = detect_runner(Settings())
+pytestmark = pytest.mark.skipif(not RUNNER.status.active,
+                                reason=f"no OS sandbox here: {RUNNER.status.reason}")
+
+
+@pytest.fixture
+def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> World:
+    built = World(tmp_path / "w").build()
+    monkeypatch.setenv("HOME", str(built.home))
+    monkeypatch.setenv("OPENAI_API_KEY", ENV_CANARY)
+    return built
+
+
+def settings_for(world: World) -> Settings:
+    settings = Settings()
+    settings.home = str(world.workspace / ".dexter")
+    settings.scratchpad_dir = str(world.workspace / "scratchpads")
+    return settings
+
+
+async def sandboxed(world: World, command: str, grants: Grants | None = None,
+                    settings: Settings | None = None) -> str:
+    settings = settings or settings_for(world)
+    ctx = ToolContext(settings=settings, cwd=world.workspace, home=settings.home_path,
+                      shell_sandbox=RUNNER, grants=grants)
+    tool = BashTool()
+    return str(await tool.run(tool.parse_args({"command": command, "timeout": 20}), ctx))
+
+
+@pytest.mark.parametrize("command", [
+    "cat ~/.ssh/id_rsa", "cat $HOME/.ssh/id_rsa", "cat {home}/.ssh/id_rsa", "cat ~/.s?h/i*",
+    "cat {home}/.aws/credentials", "cd {home} && cat .aws/credentials",
+    "python3 -c \"print(open('{home}/.ssh/id_rsa').read())\"", "find / -name id_rsa 2>/dev/null | xargs cat",
+    "grep -r CANARY / 2>/dev/null | head", "cat {outside}/notes.txt", "ls -R {root}",
+])
+async def test_planted_secrets_and_outside_files_are_invisible(world: World, command: str) -> None:
+    out = await sandboxed(world, command.format(home=world.home, outside=world.outside,
+                                                root=world.root))
+    for canary in (SSH_CANARY, AWS_CANARY, OUTSIDE_CANARY):
+        assert canary not in out
+
+
+@pytest.mark.parametrize("command", [
+    "env", "cat /proc/$PPID/environ", "cat /proc/1/environ", "cat /proc/*/environ",
+    "cat /pro?/*/env*ron", "cat //proc//1//environ", "tr '\\0' '\\n' < /proc/self/environ",
+])
+async def test_dexters_environment_is_not_reachable(world: World, command: str) -> None:
+    out = await sandboxed(world, command)
+    assert ENV_CANARY not in out
+
+
+async def test_dexters_process_is_not_visible(world: World) -> None:
+    out = await sandboxed(world, f"kill -0 {os.getpid()} && echo alive || echo gone; ls /proc | grep -c '^[0-9]'")
+    lines = out.split("--- stdout ---\n")[1].splitlines()
+    assert "gone" in lines[0]
+    assert int(lines[1]) < 10  # a new PID namespace: only the command's own processes
+
+
+async def test_nothing_outside_the_workspace_is_writable(world: World) -> None:
+    target = world.outside / "notes.txt"
+    await sandboxed(world, f"echo pwned > {target}; rm -f {target}; touch {world.outside}/new; "
+                           f"touch {world.home}/new; touch /usr/new")
+    assert target.read_text() == OUTSIDE_CANARY + "\n"
+    assert not (world.outside / "new").exists() and not (world.home / "new").exists()
+
+
+async def test_the_workspace_is_writable_but_hooks_config_and_settings_are_not(world: World) -> None:
+    ws = world.workspace
+    config_before = (ws / ".git" / "config").read_text()
+    out = await sandboxed(world, "echo data > out.csv; echo x > .git/hooks/pre-commit; "
+                                 "git config core.fsmonitor 'touch pwned'; "
+                                 "echo '{}' > .dexter/settings.json; cat .dexter/settings.json")
+    assert (ws / "out.csv").read_text() == "data\n"
+    assert not (ws / ".git" / "hooks" / "pre-commit").exists()
+    assert (ws / ".git" / "config").read_text() == config_before
+    assert (ws / ".dexter" / "settings.json").read_text() == '{"permissions": {}}\n'
+    assert "Read-only file system" in out or "No such file" in out
+
+
+async def test_the_private_home_and_tmp_start_empty_and_vanish(world: World) -> None:
+    await sandboxed(world, "echo a > ~/left-behind; echo b > /tmp/left-behind")
+    out = await sandboxed(world, "ls -A ~; ls -A /tmp; echo end")
+    assert "left-behind" not in out
+    assert not (world.home / "left-behind").exists()
+
+
+async def test_spilled_results_in_dexter_home_are_readable_the_rest_is_hidden(world: World) -> None:
+    home = world.workspace / ".dexter"
+    (home / "tool-results").mkdir(parents=True)
+    (home / "tool-results" / "call_1.txt").write_text("revenue 383285\n")
+    (home / "memory").mkdir()
+    (home / "memory" / "MEMORY.md").write_text("private note\n")
+    out = await sandboxed(world, "cat .dexter/tool-results/call_1.txt; cat .dexter/memory/MEMORY.md; "
+                                 "echo x > .dexter/tool-results/call_1.txt")
+    assert "revenue 383285" in out and "private note" not in out
+    assert (home / "tool-results" / "call_1.txt").read_text() == "revenue 383285\n"
+
+
+async def test_secret_files_inside_the_workspace_are_masked(world: World) -> None:
+    (world.workspace / ".env").write_text("SERVICE_PASSWORD=hunter2hunter2\n")
+    (world.workspace / "deploy").mkdir()
+    (world.workspace / "deploy" / "server.pem").write_text("PEM-CANARY\n")
+    out = await sandboxed(world, "cat .env; cat deploy/server.pem; ls deploy")
+    assert "hunter2hunter2" not in out and "PEM-CANARY" not in out
+
+
+def _listener() -> socket.socket:
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(4)
+    return server
+
+
+PROBE = "import socket,sys; s=socket.socket(); s.settimeout(3); print('connect:', s.connect_ex(('127.0.0.1', int(sys.argv[1]))))"
+
+
+async def test_network_is_off_unless_granted(world: World) -> None:
+    with _listener() as server:
+        port = server.getsockname()[1]
+        command = f"{sys.executable} -c \"{PROBE}\" {port}"
+        off = await sandboxed(world, command)
+        on = await sandboxed(world, command, Grants(network=True))
+    assert "connect: 0" not in off
+    assert "connect: 0" in on
+
+
+async def test_a_granted_outside_path_is_readable_and_nothing_else(world: World) -> None:
+    data = world.root / "shared-data"
+    data.mkdir()
+    (data / "prices.csv").write_text("AAPL,190\n")
+    out = await sandboxed(world, f"cat {data}/prices.csv; echo x > {data}/prices.csv; cat {world.outside}/notes.txt",
+                          Grants(read=(str(data),)))
+    assert "AAPL,190" in out and OUTSIDE_CANARY not in out
+    assert (data / "prices.csv").read_text() == "AAPL,190\n"
+
+
+async def test_memory_and_file_size_limits_hold(world: World) -> None:
+    settings = settings_for(world)
+    settings.bash.memory_mb = 64
+    settings.bash.max_file_mb = 1
+    out = await sandboxed(world, f"{sys.executable} -c \"x = bytearray(400 * 1024 * 1024); print('got', len(x))\"; "
+                                 "head -c 3000000 /dev/zero > big.bin; echo done", settings=settings)
+    assert "got 419430400" not in out and "MemoryError" in out
+    assert (world.workspace / "big.bin").stat().st_size <= 1024 * 1024
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="the kernel exempts root from RLIMIT_NPROC")
+async def test_process_limit_holds(world: World) -> None:
+    settings = settings_for(world)
+    settings.bash.max_processes = 20
+    out = await sandboxed(world, "for i in $(seq 1 60); do sleep 5 & done 2>&1 | head -3; echo end",
+                          settings=settings)
+    assert "fork" in out.lower() or "resource" in out.lower()
+
+
+async def test_a_command_that_outlives_dexter_is_killed_with_it(world: World, tmp_path: Path) -> None:
+    script = tmp_path / "parent.py"
+    script.write_text(
+        "import asyncio, sys\n"
+        "from pathlib import Path\n"
+        "from dexter.config import Settings\n"
+        "from dexter.sandbox.policy import build_policy\n"
+        "from dexter.sandbox.runner import detect_runner\n"
+        "from dexter.tools.bash import run_command\n"
+        "ws = Path(sys.argv[1])\n"
+        "s = Settings(); s.home = str(ws / '.dexter')\n"
+        "r = detect_runner(s)\n"
+        "asyncio.run(run_command('echo started > started; sleep 30; echo survived > survived', ws, 60,"
+        " runner=r, policy=build_policy(s, ws)))\n")
+    proc = subprocess.Popen([sys.executable, str(script), str(world.workspace)])
+    for _ in range(200):
+        if (world.workspace / "started").exists():
+            break
+        await asyncio.sleep(0.05)
+    proc.kill()
+    proc.wait()
+    await asyncio.sleep(0.5)
+    out = subprocess.run(["pgrep", "-f", "sleep 30; echo survived"], capture_output=True, text=True)
+    assert (world.workspace / "started").exists()
+    assert out.stdout.strip() == ""
+
+
+def test_a_workspace_of_slash_is_refused() -> None:
+    with pytest.raises(SandboxPolicyError, match="whole system"):
+        build_policy(Settings(), Path("/"))
+
+
+def test_bwrap_options_bind_the_workspace_after_the_private_home(world: World) -> None:
+    policy = build_policy(settings_for(world), world.workspace)
+    argv = Bubblewrap("bwrap").argv(["/bin/sh", "-c", "true"], policy)
+    assert argv.index("--unshare-net") > 0 and "--die-with-parent" in argv
+    home_at = argv.index(str(world.home))
+    ws_at = max(i for i, a in enumerate(argv) if a == str(world.workspace))
+    assert argv[home_at - 1] == "--tmpfs" and home_at < ws_at
+
+
+async def test_run_command_without_a_policy_runs_directly(tmp_path: Path) -> None:
+    result = await run_command("echo hi", tmp_path, 5)
+    assert result.exit_code == 0 and b"hi" in result.stdout.kept and result.sandbox_note == ""
