@@ -22,8 +22,7 @@ from dexter.events import (
     ToolProgress,
     ToolStart,
 )
-from dexter.render import ScrubbingRenderer
-from dexter.render import choose_renderer
+from dexter.render import ScrubbingRenderer, choose_renderer
 from dexter.render.demo import ANSWER, sample_events
 from dexter.render.jsonl import JsonRenderer
 from dexter.render.live import VERBS, LiveRenderer
