@@ -30,6 +30,7 @@ from typing import Any
 from dexter import __version__
 from dexter.events import Event
 from dexter.secrets import scrub, scrub_value, secret_values
+from dexter.text import clean
 
 # Events that `dexter replay` needs; tool calls are written by `add_tool_result` instead.
 RECORDED_EVENT_TYPES = frozenset({
@@ -65,7 +66,7 @@ def timestamp(moment: datetime | None = None) -> str:
 
 def scratchpad_stem(query: str, moment: datetime) -> str:
     """``YYYY-MM-DD-HHMMSS_<first 12 hex of md5(query)>`` (local time)."""
-    digest = hashlib.md5(query.encode("utf-8"), usedforsecurity=False).hexdigest()[:12]
+    digest = hashlib.md5(clean(query).encode("utf-8"), usedforsecurity=False).hexdigest()[:12]
     return f"{moment.astimezone().strftime('%Y-%m-%d-%H%M%S')}_{digest}"
 
 
@@ -237,7 +238,7 @@ class Scratchpad:
     # -- writing --------------------------------------------------------------------------
 
     def _write(self, entry: dict[str, Any]) -> None:
-        line = scrub(json.dumps(entry, ensure_ascii=False, default=str))
+        line = clean(scrub(json.dumps(entry, ensure_ascii=False, default=str)))
         with self._lock:
             try:
                 with self.path.open("a", encoding="utf-8") as handle:

@@ -56,6 +56,7 @@ from dexter.providers.errors import ProviderError
 from dexter.sandbox.runner import SandboxRunner
 from dexter.scratchpad import Scratchpad
 from dexter.secrets import register_pasted_keys
+from dexter.text import clean
 from dexter.tools.base import Tool, ToolContext, UserInputFn
 
 _MODE_FOR_CHUNK = {"text": "responding", "thinking": "thinking", "tool_input": "tool_input"}
@@ -120,6 +121,7 @@ class Agent:
     async def run(self, query: str) -> AsyncGenerator[Event, None]:
         """Answer one query, yielding every step as an event; the last one is ``Done``."""
         settings = self.settings
+        query = clean(query)  # argv and pasted text can hold undecodable bytes
         register_pasted_keys(query)  # a key pasted into the question is scrubbed everywhere
         pad = Scratchpad(settings.scratchpad_path, query, model=self.setup.model.model,
                          provider=self.setup.model.provider_id,

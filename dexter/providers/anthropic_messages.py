@@ -26,6 +26,7 @@ from dexter.providers.adapter import SDKChatModel
 from dexter.providers.base import ModelRequest, ModelResponse, StreamChunk, ToolSpec
 from dexter.providers.common import field_of, parse_tool_arguments, system_text
 from dexter.providers.errors import ProviderError
+from dexter.text import clean, clean_value
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
@@ -173,19 +174,21 @@ def message_from_blocks(blocks: Sequence[Any]) -> AssistantMessage:
         if kind == "text":
             text.append(field_of(block, "text") or "")
         elif kind == "thinking":
-            thinking.append(ThinkingBlock(text=field_of(block, "thinking") or "",
+            thinking.append(ThinkingBlock(text=clean(field_of(block, "thinking") or ""),
                                           signature=field_of(block, "signature") or None))
         elif kind == "redacted_thinking":
             thinking.append(ThinkingBlock(redacted_data=field_of(block, "data") or ""))
         elif kind == "tool_use":
             raw = field_of(block, "input")
             if isinstance(raw, dict):
-                calls.append(ToolCall(id=field_of(block, "id"), name=field_of(block, "name"), arguments=raw))
+                calls.append(ToolCall(id=field_of(block, "id"), name=field_of(block, "name"),
+                                      arguments=clean_value(raw)))
             else:
                 invalid = raw if isinstance(raw, str) else json.dumps(raw)
                 calls.append(ToolCall(id=field_of(block, "id"), name=field_of(block, "name"),
                                       invalid_arguments=invalid))
-    return AssistantMessage(text="".join(text), thinking=tuple(thinking), tool_calls=tuple(calls))
+    return AssistantMessage(text=clean("".join(text)), thinking=tuple(thinking),
+                            tool_calls=tuple(calls))
 
 
 def response_from_message(message: Any) -> ModelResponse:
@@ -263,17 +266,17 @@ class AnthropicStreamAccumulator:
             state = self.blocks[index] = _Block(type="text")
         kind = field_of(delta, "type")
         if kind == "text_delta":
-            piece = field_of(delta, "text") or ""
+            piece = clean(field_of(delta, "text") or "")
             state.text.append(piece)
             return [StreamChunk("text", piece)] if piece else []
         if kind == "thinking_delta":
-            piece = field_of(delta, "thinking") or ""
+            piece = clean(field_of(delta, "thinking") or "")
             state.text.append(piece)
             return [StreamChunk("thinking", piece)] if piece else []
         if kind == "signature_delta":
             state.signature += field_of(delta, "signature") or ""
         elif kind == "input_json_delta":
-            piece = field_of(delta, "partial_json") or ""
+            piece = clean(field_of(delta, "partial_json") or "")
             state.partial_json.append(piece)
             return [StreamChunk("tool_input", piece)] if piece else []
         return []

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from dexter.messages import Message, SystemMessage
+from dexter.text import clean_value
 
 ERROR_RESULT_PREFIX = "[tool error] "
 
@@ -34,7 +35,7 @@ def parse_tool_arguments(raw: str) -> tuple[dict[str, Any], str | None]:
         return {}, raw
     if not isinstance(value, dict):
         return {}, raw
-    return value, None
+    return clean_value(value), None  # JSON escapes can carry half a surrogate pair
 
 
 def error_result_text(content: str) -> str:

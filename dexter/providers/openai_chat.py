@@ -33,6 +33,7 @@ from dexter.providers.common import (
     system_text,
 )
 from dexter.providers.errors import ProviderError
+from dexter.text import clean
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -156,6 +157,42 @@ def _tool_call(call_id: str | None, name: str, raw_args: str) -> ToolCall:
     return ToolCall(id=call_id or new_call_id(), name=name, arguments=arguments, invalid_arguments=invalid)
 
 
+def content_parts(content: Any) -> tuple[str, str]:
+    """(text, thinking) of a message's ``content``: a string, or a list of parts as
+    Mistral and others send (``{"type": "text", "text": ...}``, ``{"type": "thinking",
+    "thinking": [...]}``). Never the Python repr of a list."""
+    if content is None:
+        return "", ""
+    if isinstance(content, str):
+        return content, ""
+    if not isinstance(content, list):
+        return str(content), ""
+    text: list[str] = []
+    thinking: list[str] = []
+    for part in content:
+        if isinstance(part, str):
+            text.append(part)
+            continue
+        kind = field_of(part, "type")
+        if kind in {"thinking", "reasoning"}:
+            inner = field_of(part, "thinking") or field_of(part, "reasoning") or field_of(part, "text")
+            thinking.append(content_parts(inner)[0] if isinstance(inner, list) else str(inner or ""))
+        elif kind in {"text", "output_text", None}:
+            value = field_of(part, "text")
+            text.append(value if isinstance(value, str) else "")
+    return "".join(text), "".join(thinking)
+
+
+def _reasoning_of(obj: Any) -> str:
+    """The reasoning text a server put beside the content (``reasoning_content`` for
+    DeepSeek and Moonshot, ``reasoning`` for Groq, Cerebras, Ollama, OpenRouter, Bedrock)."""
+    for name in ("reasoning_content", "reasoning"):
+        value = field_of(obj, name)
+        if isinstance(value, str) and value:
+            return value
+    return ""
+
+
 def response_from_completion(completion: Any) -> ModelResponse:
     """A blocking ``ChatCompletion`` (SDK object or dict) to a ``ModelResponse``."""
     choices = field_of(completion, "choices") or []
@@ -168,10 +205,15 @@ def response_from_completion(completion: Any) -> ModelResponse:
                    field_of(field_of(tc, "function"), "arguments") or "")
         for tc in (field_of(msg, "tool_calls") or [])
     )
-    reasoning = field_of(msg, "reasoning_content") or ""
+    text, part_thinking = content_parts(field_of(msg, "content"))
+    splitter = ThinkTagSplitter()
+    pieces = splitter.feed(text) + splitter.flush()
+    text = "".join(p.text for p in pieces if p.kind == "text")
+    reasoning = _reasoning_of(msg) + part_thinking + "".join(
+        p.text for p in pieces if p.kind == "thinking")
     message = AssistantMessage(
-        text=field_of(msg, "content") or "",
-        thinking=(ThinkingBlock(text=reasoning),) if reasoning else (),
+        text=clean(text),
+        thinking=(ThinkingBlock(text=clean(reasoning)),) if reasoning else (),
         tool_calls=calls,
     )
     return ModelResponse(
@@ -180,6 +222,51 @@ def response_from_completion(completion: Any) -> ModelResponse:
         stop_reason=_stop_reason(field_of(choice, "finish_reason")),
         model=field_of(completion, "model") or "",
     )
+
+
+_OPEN, _CLOSE = "<think>", "</think>"
+
+
+@dataclass
+class ThinkTagSplitter:
+    """Splits ``<think>...</think>`` out of streamed content (DeepSeek-R1 on some hosts
+    writes its reasoning into ``content``), also when a tag arrives in pieces."""
+
+    inside: bool = False
+    pending: str = ""
+
+    def feed(self, piece: str) -> list[StreamChunk]:
+        """The text and thinking chunks ``piece`` completes."""
+        data = self.pending + piece
+        self.pending = ""
+        out: list[StreamChunk] = []
+        while data:
+            tag = _CLOSE if self.inside else _OPEN
+            at = data.find(tag)
+            if at < 0:
+                keep = _partial_tag_suffix(data, tag)
+                emit, self.pending = (data[:-keep], data[-keep:]) if keep else (data, "")
+                if emit:
+                    out.append(StreamChunk("thinking" if self.inside else "text", emit))
+                break
+            if at:
+                out.append(StreamChunk("thinking" if self.inside else "text", data[:at]))
+            data = data[at + len(tag):]
+            self.inside = not self.inside
+        return out
+
+    def flush(self) -> list[StreamChunk]:
+        """Whatever was held back waiting for the rest of a tag."""
+        rest, self.pending = self.pending, ""
+        return [StreamChunk("thinking" if self.inside else "text", rest)] if rest else []
+
+
+def _partial_tag_suffix(data: str, tag: str) -> int:
+    """How many characters at the end of ``data`` could start ``tag``."""
+    for size in range(min(len(tag) - 1, len(data)), 0, -1):
+        if tag.startswith(data[-size:]):
+            return size
+    return 0
 
 
 @dataclass
@@ -199,6 +286,8 @@ class OpenAIStreamAccumulator:
     finish_reason: str | None = None
     usage: Usage = field(default_factory=Usage)
     model: str = ""
+    saw_usage: bool = False
+    think: ThinkTagSplitter = field(default_factory=ThinkTagSplitter)
 
     def add(self, chunk: Any) -> list[StreamChunk]:
         """Take one ``ChatCompletionChunk``; return what can be shown right away."""
@@ -207,16 +296,18 @@ class OpenAIStreamAccumulator:
         usage = field_of(chunk, "usage")
         if usage is not None:
             self.usage = usage_from_openai(usage)
+            self.saw_usage = True
         for choice in field_of(chunk, "choices") or []:
             delta = field_of(choice, "delta")
-            reasoning = field_of(delta, "reasoning_content") or field_of(delta, "reasoning")
-            if isinstance(reasoning, str) and reasoning:
+            reasoning = clean(_reasoning_of(delta))
+            if reasoning:
                 self.reasoning.append(reasoning)
                 out.append(StreamChunk("thinking", reasoning))
-            content = field_of(delta, "content")
-            if content:
-                self.text.append(content)
-                out.append(StreamChunk("text", content))
+            text, part_thinking = content_parts(field_of(delta, "content"))
+            if part_thinking:
+                self.reasoning.append(clean(part_thinking))
+                out.append(StreamChunk("thinking", clean(part_thinking)))
+            out.extend(self._content(self.think.feed(clean(text))) if text else [])
             for fragment in field_of(delta, "tool_calls") or []:
                 piece = self._add_tool_fragment(fragment)
                 if piece:
@@ -225,6 +316,11 @@ class OpenAIStreamAccumulator:
             if finish:
                 self.finish_reason = finish
         return out
+
+    def _content(self, pieces: list[StreamChunk]) -> list[StreamChunk]:
+        for piece in pieces:
+            (self.reasoning if piece.kind == "thinking" else self.text).append(piece.text)
+        return pieces
 
     def _add_tool_fragment(self, fragment: Any) -> str:
         index = field_of(fragment, "index")
@@ -244,13 +340,20 @@ class OpenAIStreamAccumulator:
         name = field_of(function, "name")
         if name and not current.name:
             current.name = name
-        args = field_of(function, "arguments") or ""
+        args = clean(field_of(function, "arguments") or "")
         if args:
             current.arguments.append(args)
         return str(args)
 
     def finish(self) -> ModelResponse:
-        """The complete reply. Raises ``ProviderError`` when the stream never finished."""
+        """The complete reply. Raises ``ProviderError`` when the stream never finished.
+
+        A stream that ends with its usage chunk but no ``finish_reason`` (Snowflake and
+        other compatible servers) is complete: usage is sent last, after the final choice.
+        """
+        self._content(self.think.flush())
+        if self.finish_reason is None and self.saw_usage:
+            self.finish_reason = "tool_calls" if self.calls else "stop"
         if self.finish_reason is None:
             raise ProviderError(
                 "connection", "The stream ended early (no finish reason). Try again.",

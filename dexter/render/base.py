@@ -11,6 +11,7 @@ from typing import Protocol, runtime_checkable
 
 from dexter.events import Event
 from dexter.secrets import scrub_value
+from dexter.text import clean_value
 
 
 @runtime_checkable
@@ -25,7 +26,8 @@ class Renderer(Protocol):
 
 
 class ScrubbingRenderer:
-    """Wraps a view so that no known secret value reaches it (see :mod:`dexter.secrets`).
+    """Wraps a view so that no known secret value (see :mod:`dexter.secrets`) and no
+    invalid text (a lone surrogate a provider sent: :mod:`dexter.text`) reaches it.
 
     Events are scrubbed before the view formats them: a live view wraps long lines, which
     would split a key across two lines where a scrub of the printed text could not find it.
@@ -36,7 +38,7 @@ class ScrubbingRenderer:
 
     def handle(self, event: Event) -> None:
         """Show the scrubbed event."""
-        self.inner.handle(scrub_value(event))
+        self.inner.handle(scrub_value(clean_value(event)))
 
     def close(self) -> None:
         """Close the wrapped view."""

@@ -12,6 +12,7 @@ from typing import IO
 
 from dexter.events import Event, StreamProgress
 from dexter.secrets import scrub
+from dexter.text import clean
 
 
 class JsonRenderer:
@@ -24,7 +25,7 @@ class JsonRenderer:
         """Write one event as a JSON line (``stream_progress`` is skipped)."""
         if isinstance(event, StreamProgress):
             return
-        line = scrub(json.dumps(event.to_dict(), ensure_ascii=False, default=str))
+        line = clean(scrub(json.dumps(event.to_dict(), ensure_ascii=False, default=str)))
         self._stream.write(line + "\n")
         self._stream.flush()
 

@@ -43,6 +43,7 @@ from dexter.render.format import (
 )
 from dexter.render.notices import notice_for
 from dexter.secrets import scrub
+from dexter.text import clean
 
 
 class PlainRenderer:
@@ -55,7 +56,7 @@ class PlainRenderer:
         self._agent_labels: dict[str, str] = {}
 
     def _line(self, text: str = "") -> None:
-        self._stream.write(scrub(text) + "\n")
+        self._stream.write(clean(scrub(text)) + "\n")
 
     def handle(self, event: Event) -> None:
         """Print the line(s) for one event, if it has any."""

@@ -87,6 +87,7 @@ from dexter.repl.view import (
     toolbar_text,
 )
 from dexter.secrets import scrub, scrub_value
+from dexter.text import clean_value
 
 SessionBuilder = Callable[..., Session]
 """``build_session``-compatible: ``(settings, *, approver, interactive, queue, ...)``."""
@@ -390,7 +391,7 @@ class Repl:
                 elif isinstance(event, Done):
                     done = event
                 if not shown_elsewhere(event):
-                    renderer.handle(scrub_value(event))
+                    renderer.handle(scrub_value(clean_value(event)))
         except asyncio.CancelledError:
             if not self._interrupting:
                 raise
