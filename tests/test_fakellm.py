@@ -202,9 +202,8 @@ def test_anthropic_non_stream(fake_llm: FakeLLM) -> None:
 
 def test_rate_limit_retried_then_succeeds(fake_llm: FakeLLM) -> None:
     fake_llm.enqueue(HttpError.openai_rate_limit(), Reply(text="ok"))
-    t0 = time.monotonic()
     resp = oai(fake_llm, retries=2).chat.completions.create(model="gpt-fake", messages=USER)
-    assert resp.choices[0].message.content == "ok" and time.monotonic() - t0 < 2
+    assert resp.choices[0].message.content == "ok"
     reqs = fake_llm.requests_for("openai")
     assert len(reqs) == 2 and reqs[1].headers["x-stainless-retry-count"] == "1"
 

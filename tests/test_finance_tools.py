@@ -235,13 +235,12 @@ async def test_sub_call_timeout_cancels_the_request(settings: Settings,
     server.route("/files/company_tickers.json", Response(body={}, delay=5.0))
     model = ScriptedModel([("get_company_facts", {"ticker": "AAPL"})])
     ctx, _ = context(settings, model)
-    started = time.monotonic()
     out = await tools(settings, subcall_timeout=0.3)["get_financials"].run(
         QueryArgs(query="Apple"), ctx)
-    assert time.monotonic() - started < 2.0
+    # the server would answer after 5 s: a timeout message proves the call was cut short
     assert out.content.startswith("get_company_facts timed out after 0.3s and was cancelled")
     assert out.is_error
-    deadline = time.monotonic() + 2.0
+    deadline = time.monotonic() + 30.0  # a ceiling on waiting, not a speed requirement
     while not server.disconnects and time.monotonic() < deadline:
         await asyncio.sleep(0.02)
     assert [r.path for r in server.disconnects] == ["/files/company_tickers.json"]
@@ -508,7 +507,8 @@ async def test_sec_requests_of_concurrent_tool_calls_share_the_ten_per_second_li
     await asyncio.gather(three_listings(first), three_listings(second))
     starts = sorted(r.at for r in server.requests)
     assert len(starts) == 12
-    assert starts[10] - starts[0] >= 0.9  # the 11th request waited for a free slot
+    # as the server counts arrivals: the 11th came a full second after the first
+    assert starts[10] - starts[0] >= 1.0
 
 
 async def test_a_sub_call_that_breaks_on_odd_data_does_not_lose_the_others(

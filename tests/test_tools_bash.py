@@ -107,9 +107,7 @@ async def test_the_environment_is_an_allowlist(ctx: ToolContext, monkeypatch: py
 
 
 async def test_timeout_kills_the_whole_group(ctx: ToolContext, tmp_path: Path) -> None:
-    started = time.monotonic()
     out = await bash(ctx, command="sleep 30 & echo $! > child.pid; sleep 30", timeout=1)
-    assert time.monotonic() - started < 6
     assert "Timed out after 1 s" in out
     child = int((tmp_path / "child.pid").read_text())
     assert await gone(child)

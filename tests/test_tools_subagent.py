@@ -358,10 +358,8 @@ async def test_two_workers_in_one_turn_run_in_parallel(tmp_path: Path) -> None:
                              context_window=100_000, fast_context_window=100_000, tools=tools,
                              system_prompt="lead", cwd=tmp_path))
     events: list[Event] = []
-    began = time.monotonic()
     async for event in agent.run("Compare NVDA and AMD"):
         events.append(event)
-    elapsed = time.monotonic() - began
 
     done = events[-1]
     assert isinstance(done, Done) and done.status == "ok"
@@ -369,7 +367,6 @@ async def test_two_workers_in_one_turn_run_in_parallel(tmp_path: Path) -> None:
     starts = [t for kind, _, t in FakeTool.log if kind == "start"]
     ends = [t for kind, _, t in FakeTool.log if kind == "end"]
     assert len(starts) == 2 and max(starts) < min(ends)  # both searches overlapped
-    assert elapsed < 0.55
     spawn_ends = [e for e in events if isinstance(e, ToolEnd) and e.tool == "spawn_subagent"]
     assert len(spawn_ends) == 2
     progress = [decode_subagent_progress(e.message) for e in events

@@ -9,6 +9,7 @@ Cancelling the awaiting task (e.g. ``asyncio.wait_for`` timing out) closes the c
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email.utils
 import json
 import random
@@ -175,11 +176,10 @@ class HttpClient:
         query = clean_params(params)
         attempt = 0
         while True:
-            if self._limiter is not None:
-                await self._limiter.acquire()
             self.request_count += 1
             try:
-                response = await self._http().request(method, url, params=query, json=body)
+                async with self._limiter.slot() if self._limiter else contextlib.nullcontext():
+                    response = await self._http().request(method, url, params=query, json=body)
             except httpx.TimeoutException:
                 raise DataTimeout(
                     f"{self.service.name} did not answer in time for {what} "

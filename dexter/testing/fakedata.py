@@ -126,7 +126,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
         body = self.rfile.read(length) if length else b""
         request = RecordedRequest(
             method=method, path=split.path, query=parse_qs(split.query, keep_blank_values=True),
-            headers={k.lower(): v for k, v in self.headers.items()}, body=body, at=time.time(),
+            headers={k.lower(): v for k, v in self.headers.items()}, body=body, at=time.monotonic(),
         )
         owner = self.server.owner
         owner._record(request)
