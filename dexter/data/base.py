@@ -16,6 +16,7 @@ taken from another filing, and ``derived`` (field -> how it was computed).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal, NoReturn
@@ -316,10 +317,12 @@ class DataSource:
     # Filings ----------------------------------------------------------------------------
 
     async def filings(
-        self, ticker: str, *, filing_types: tuple[str, ...] = (), limit: int = 10
+        self, ticker: str, *, filing_types: tuple[str, ...] = (), limit: int = 10,
+        until: Callable[[dict[str, Any]], bool] | None = None,
     ) -> DataResult:
         """SEC filings, newest first: ``accession_number``, ``filing_type``,
-        ``report_date``, ``filing_date``, ``url``."""
+        ``report_date``, ``filing_date``, ``url``. ``until``: a source that pages through
+        history may stop once a row satisfies it (the row the caller is looking for)."""
         self._unsupported(Capability.FILINGS)
 
     async def filing_items(

@@ -19,6 +19,7 @@ from __future__ import annotations
 import datetime as dt
 import difflib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -258,19 +259,28 @@ class EdgarSource(DataSource):
         """Statements built from XBRL company facts, newest first (see ``dexter.data.xbrl``)."""
         company = await self.resolve(ticker)
         facts, url = await self._companyfacts(company)
+        try:
+            subs, _ = await self._submissions(company)
+            fiscal_year_end = subs.get("fiscalYearEnd")
+        except DataError:
+            fiscal_year_end = None  # the calendar is then read from the facts themselves
         kinds = ["income", "balance", "cash_flow"] if kind == "all" else [kind]
         out: dict[str, list[dict[str, Any]]] = {}
         for name in kinds:
             records = build_statement(
                 facts, name, period, ticker=company.ticker,
                 filing_url=lambda accn: self.filing_index_url(company.cik, accn),
+                fiscal_year_end=fiscal_year_end if isinstance(fiscal_year_end, str) else None,
             )
             records = [r for r in records if filters.matches(r["report_period"])][:limit]
             out[STATEMENT_KEYS[name]] = records
         notes: tuple[str, ...] = (
-            "From SEC XBRL company facts: each value as most recently filed (restated values "
-            "win); source_filing names the filing, 'derived' says which values were computed "
-            "(quarters from year-to-date values, margins, totals).",)
+            "From SEC XBRL company facts: each value as most recently filed in a 10-K or 10-Q "
+            "(restated values win; 'restated' says what was first reported); source_filing "
+            "names the filing, 'derived' says which values were computed (quarters from "
+            "year-to-date values, margins, totals). Fiscal periods follow the company's "
+            "fiscal calendar. Per-share values and share counts are on the latest split's "
+            "basis ('split_adjusted' names the split and the value as filed).",)
         if kind in ("cash_flow", "all"):
             notes += (f"Payments ({', '.join(PAYMENT_FIELDS)}) are shown as negative numbers "
                       f"(outflows); filings report them as positive amounts.",)
@@ -334,42 +344,58 @@ class EdgarSource(DataSource):
         return rows
 
     async def _all_filings(
-        self, company: Company, wanted: set[str], limit: int, *, until: str | None = None
-    ) -> tuple[list[dict[str, Any]], list[str]]:
-        """Filings of the wanted forms, reading older pages only while more are needed
-        (and, with ``until``, only until that accession number is found)."""
+        self, company: Company, wanted: set[str], limit: int, *,
+        until: Callable[[dict[str, Any]], bool] | None = None,
+    ) -> tuple[list[dict[str, Any]], list[str], list[str]]:
+        """Filings of the wanted forms, newest first: the ``recent`` block, then older pages
+        only while more are needed (with ``until``, only until a row satisfies it).
+
+        A failed older page ends the search with what was found and a note, unless nothing
+        was found at all. Returns (rows, urls read, notes).
+        """
         subs, url = await self._submissions(company)
         urls = [url]
+        notes: list[str] = []
         filings_block = subs.get("filings") or {}
         found = [r for r in self._rows(filings_block.get("recent") or {}, company)
                  if not wanted or r.get("filing_type") in wanted]
         for page in filings_block.get("files") or []:
             if len(found) >= limit or not isinstance(page, dict) or not page.get("name"):
                 break
-            if until and any(r["accession_number"] == until for r in found):
+            if until is not None and any(until(r) for r in found):
                 break
-            data, page_url = await self._get(
-                f"{self.data_url}/submissions/{page['name']}", namespace="edgar/submissions",
-                ttl=TTL_24H, what=f"older filings of {company.ticker}",
-                ticker=company.ticker,
-            )
+            try:
+                data, page_url = await self._get(
+                    f"{self.data_url}/submissions/{page['name']}", namespace="edgar/submissions",
+                    ttl=TTL_24H, what=f"older filings of {company.ticker}",
+                    ticker=company.ticker,
+                )
+            except DataError as exc:
+                if not found:
+                    raise
+                notes.append(f"Older filings of {company.ticker} could not be read ({exc}); "
+                             f"the {len(found)} most recent are listed.")
+                break
             urls.append(page_url)
             if isinstance(data, dict):
                 found.extend(r for r in self._rows(data, company)
                              if not wanted or r.get("filing_type") in wanted)
-        return found[:limit], urls
+        return found[:limit], urls, notes
 
     async def filings(
-        self, ticker: str, *, filing_types: tuple[str, ...] = (), limit: int = 10
+        self, ticker: str, *, filing_types: tuple[str, ...] = (), limit: int = 10,
+        until: Callable[[dict[str, Any]], bool] | None = None,
     ) -> DataResult:
-        """Filings of the given forms (exact match, e.g. ``10-K``), newest first."""
+        """Filings of the given forms (exact match, e.g. ``10-K``), newest first; with
+        ``until``, older pages are read only until a filing satisfies it."""
         company = await self.resolve(ticker)
         wanted = {t.strip().upper() for t in filing_types if t.strip()}
-        rows, urls = await self._all_filings(company, wanted, max(1, limit))
-        return DataResult(rows, "SEC EDGAR (submissions)", tuple(urls))
+        rows, urls, notes = await self._all_filings(company, wanted, max(1, limit), until=until)
+        return DataResult(rows, "SEC EDGAR (submissions)", tuple(urls), tuple(notes))
 
     async def _find_filing(self, company: Company, accession: str) -> dict[str, Any]:
-        rows, _ = await self._all_filings(company, set(), 10_000, until=accession)
+        rows, _, _ = await self._all_filings(
+            company, set(), 10_000, until=lambda row: row["accession_number"] == accession)
         for row in rows:
             if row["accession_number"] == accession:
                 return row

@@ -3,8 +3,11 @@
 Text extraction uses BeautifulSoup (tables become ``a | b | c`` rows, inline-XBRL headers
 are dropped). Splitting finds item headings at the start of a line (``Item 1A. Risk
 Factors``, ``ITEM 7 -``, ``Item 2.02``). A heading appears twice in most filings: once in
-the table of contents and once before the section; each item keeps its longest span (the later one on a
-tie), which skips the table of contents whatever order the headings come in.
+the table of contents and once before the section. Table-of-contents rows (a table row or
+a line that ends in a page number: ``Item 9. | Changes in ... | 51``) and cross-references
+(``Item 7 of this report``) are never headings, whatever their length, so a short real
+section ("None.") wins over its contents row. Page footers (``Apple Inc. | 2024 Form 10-K
+| 18``, a lone page number, "Table of Contents") are dropped from item text.
 
 Item keys follow the Financial Datasets names: ``Item-1A`` (10-K), ``Part-1,Item-2``
 (10-Q), ``Item-2.02`` (8-K).
@@ -139,12 +142,33 @@ def _part_number(raw: str) -> str:
     return "2" if raw.upper() in {"II", "2"} else "1"
 
 
+# A contents row: the heading line is a table row, or ends in a page number.
+_TOC_LINE = re.compile(r"\|.*\|\s*\d{1,3}\s*$|\|\s*\d{1,3}\s*$|[A-Za-z)\]][ .]{1,}\d{1,3}\s*$")
+# A cross-reference at the start of a line: "Item 7 of this Form 10-K", "Item 1A (Risk ...)".
+_CROSS_REFERENCE = re.compile(r"^\s*(of|in|and|to|under|above|below|herein)\b", re.IGNORECASE)
+_FOOTER = re.compile(r"^(?:\d{1,3}|table of contents|.{0,80}\|\s*(?:q\d\s+)?(?:\d{4}\s+)?form\s+10-[kq]\s*\|\s*\d{1,3})$",
+                     re.IGNORECASE)
+
+
+def _is_reference(text: str, match: re.Match[str]) -> bool:
+    """True when an ``Item N`` at the start of a line is a contents row or a cross-reference."""
+    line_end = text.find("\n", match.start())
+    line = text[match.start():line_end if line_end >= 0 else len(text)]
+    return bool(_TOC_LINE.search(line) or _CROSS_REFERENCE.match(text, match.end()))
+
+
+def _strip_footers(body: str) -> str:
+    return "\n".join(line for line in body.split("\n") if not _FOOTER.match(line.strip())).strip()
+
+
 def _headings(text: str, form: str) -> list[_Heading]:
     parts = [(m.start(), _part_number(m.group(1))) for m in _PART_HEADING.finditer(text)]
     heads: list[_Heading] = []
     for match in _ITEM_HEADING.finditer(text):
         number = match.group(1)
         if (form == "8-K") != ("." in number):
+            continue
+        if _is_reference(text, match):
             continue
         part = None
         for pos, num in parts:
@@ -156,7 +180,8 @@ def _headings(text: str, form: str) -> list[_Heading]:
 
 
 def split_items(text: str, filing_type: str) -> dict[str, str]:
-    """Map item keys to their text; each item keeps its longest occurrence (skips the TOC)."""
+    """Map item keys to their text. Contents rows and cross-references are skipped; of
+    two real headings for one item (a repeated heading), the longer section wins."""
     form = base_form(filing_type)
     heads = sorted(_headings(text, form), key=lambda h: h.start)
     best: dict[str, tuple[int, str]] = {}
@@ -164,7 +189,7 @@ def split_items(text: str, filing_type: str) -> dict[str, str]:
         if not head.key:
             continue
         end = heads[i + 1].start if i + 1 < len(heads) else len(text)
-        body = text[head.start:end].strip()
+        body = _strip_footers(text[head.start:end])
         if len(body) >= len(best.get(head.key, (0, ""))[1]):  # ties: the later one
             best[head.key] = (head.start, body)
     return {key: body for key, (_, body) in sorted(best.items(), key=lambda kv: kv[1][0])}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Callable
 from typing import Any
 
 from dexter.data.base import (
@@ -363,9 +364,10 @@ class FinancialDatasetsSource(DataSource):
     # Filings ----------------------------------------------------------------------------
 
     async def filings(
-        self, ticker: str, *, filing_types: tuple[str, ...] = (), limit: int = 10
+        self, ticker: str, *, filing_types: tuple[str, ...] = (), limit: int = 10,
+        until: Callable[[dict[str, Any]], bool] | None = None,
     ) -> DataResult:
-        """GET /filings/ (1h cache)."""
+        """GET /filings/ (1h cache; one page, so ``until`` changes nothing)."""
         ticker = normalize_ticker(ticker)
         params: dict[str, Any] = {"ticker": ticker, "limit": limit,
                                   "filing_type": list(filing_types) or None}

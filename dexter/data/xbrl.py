@@ -4,8 +4,12 @@ Company facts (``/api/xbrl/companyfacts/CIK##########.json``) list, per concept 
 every value any filing reported: ``start`` (durations only), ``end``, ``val``, ``fy``/``fp``
 (the fiscal year and period *of the filing*, not of the value), ``form``, ``filed``, ``accn``
 and sometimes ``frame``. The same period appears in several filings (as a comparative);
-the value shown is the latest filed (it includes restatements), the period label comes from
-the earliest filing (the one that reported that period as its own).
+the value shown is the latest filed by a periodic report (10-K, 10-Q and their amendments
+win over an 8-K or proxy with the same period), so restatements win and the table says
+which values were restated. Period labels come from the company's fiscal calendar
+(:mod:`dexter.data.fiscal`), one label per period; ends a few days apart are one period.
+Per-share values and share counts are put on the basis of the latest stock split
+(:mod:`dexter.data.splits`), and each adjusted value says so.
 
 Quarters: 10-Qs report 3-month income values but only year-to-date cash flows, and no
 filing reports Q4 alone. Missing quarters are derived from consecutive year-to-date values
@@ -20,6 +24,9 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from dexter.data.fiscal import FiscalCalendar, calendar_for
+from dexter.data.splits import Split, adjustment, detect_splits
 
 PeriodKind = Literal["annual", "quarterly", "ttm"]
 
@@ -187,15 +194,21 @@ def concept_facts(companyfacts: Mapping[str, Any], concept: str, unit: str) -> l
     return facts
 
 
+PERIODIC_FORMS = frozenset({"10-K", "10-Q", "10-K/A", "10-Q/A", "10-KT", "10-QT", "20-F",
+                            "20-F/A", "40-F", "40-F/A"})
+
+
 def _pick(facts: Iterable[Fact]) -> dict[tuple[str | None, str], PeriodValue]:
-    """One value per (start, end): latest filed for the value, earliest for the label."""
+    """One value per (start, end): the latest filed by a periodic report (any filing when
+    none is), with the earliest such report kept to tell restatements."""
     by_period: dict[tuple[str | None, str], list[Fact]] = {}
     for fact in facts:
         by_period.setdefault((fact.start, fact.end), []).append(fact)
     chosen: dict[tuple[str | None, str], PeriodValue] = {}
     for key, group in by_period.items():
-        group.sort(key=lambda f: (f.filed, f.accn))
-        latest, earliest = group[-1], group[0]
+        periodic = [f for f in group if f.form in PERIODIC_FORMS] or group
+        periodic.sort(key=lambda f: (f.filed, f.accn))
+        latest, earliest = periodic[-1], periodic[0]
         chosen[key] = PeriodValue(latest.value, latest.start, latest.end, latest, earliest)
     return chosen
 
@@ -251,44 +264,6 @@ def instant_values(facts: Iterable[Fact]) -> dict[str, PeriodValue]:
 # --------------------------------------------------------------------------------------------
 
 
-def filing_period_ends(companyfacts: Mapping[str, Any]) -> dict[str, str]:
-    """Accession number -> the latest period end it reports (its own period)."""
-    ends: dict[str, str] = {}
-    for concept in companyfacts.get("facts", {}).get("us-gaap", {}).values():
-        for rows in concept.get("units", {}).values():
-            for row in rows:
-                accn, end = row.get("accn"), row.get("end")
-                if isinstance(accn, str) and isinstance(end, str) and end > ends.get(accn, ""):
-                    ends[accn] = end
-    return ends
-
-
-def fiscal_year(pv: PeriodValue, filing_ends: Mapping[str, str]) -> int:
-    """The fiscal year of a period: the reporting filing's ``fy`` shifted back by the whole
-    years between the filing's own period and this one (comparatives), else the end year."""
-    end_year = int(pv.end[:4])
-    fy = pv.label_fact.fy
-    own_end = filing_ends.get(pv.label_fact.accn)
-    if fy is None or own_end is None:
-        return end_year
-    gap = (dt.date.fromisoformat(own_end) - dt.date.fromisoformat(pv.end)).days
-    return fy - round(gap / 365.25)
-
-
-def period_label(pv: PeriodValue, kind: PeriodKind, filing_ends: Mapping[str, str]) -> str:
-    """``FY2024`` or ``Q3 2024`` (fiscal, as the company counts them)."""
-    year = fiscal_year(pv, filing_ends)
-    if kind == "annual":
-        return f"FY{year}"
-    fp = pv.label_fact.fp or ""
-    days = pv.fact.days
-    if fp == "FY" or (days is not None and days in YEAR_DAYS):
-        quarter = "Q4"
-    else:
-        quarter = fp if fp in {"Q1", "Q2", "Q3", "Q4"} else "Q?"
-    return f"{quarter} {year}"
-
-
 def describe_filing(fact: Fact) -> str:
     """``10-K 0000320193-24-000123 filed 2024-11-01``."""
     return f"{fact.form} {fact.accn} filed {fact.filed}"
@@ -308,6 +283,8 @@ class _Row:
     facts: dict[str, Fact] = field(default_factory=dict)
     derived: dict[str, str] = field(default_factory=dict)
     concepts: dict[str, str] = field(default_factory=dict)
+    restated: dict[str, str] = field(default_factory=dict)
+    adjusted: dict[str, str] = field(default_factory=dict)
 
 
 def _values_for(item: LineItem, facts: list[Fact], kind: PeriodKind) -> dict[str, PeriodValue]:
@@ -330,46 +307,65 @@ def _field_values(
     return merged
 
 
-def _period_ends(
-    companyfacts: Mapping[str, Any], items: tuple[LineItem, ...], kind: PeriodKind
-) -> dict[str, PeriodValue]:
-    """The period ends of this statement kind, with a representative value for labels."""
-    durations = [i for i in items if not i.instant]
-    if durations:
-        ends: dict[str, PeriodValue] = {}
-        for item in durations:
-            for end, pv in _field_values(companyfacts, item, kind).items():
-                ends.setdefault(end, pv)
-        return ends
-    # Balance sheet: instants reported by a 10-K are annual; all are quarterly ends.
-    ends = {}
-    for item in items:
-        for end, pv in _field_values(companyfacts, item, kind).items():
-            if kind == "annual" and pv.label_fact.fp != "FY":
-                continue
-            ends.setdefault(end, pv)
-    return ends
-
-
 def _collect_rows(
-    companyfacts: Mapping[str, Any], items: tuple[LineItem, ...], kind: PeriodKind
+    companyfacts: Mapping[str, Any], items: tuple[LineItem, ...], kind: PeriodKind,
+    calendar: FiscalCalendar, splits: list[Split],
 ) -> list[_Row]:
-    base_kind: PeriodKind = "annual" if kind == "annual" else "quarterly"
-    ends = _period_ends(companyfacts, items, base_kind)
-    filing_ends = filing_period_ends(companyfacts)
-    rows = {end: _Row(end=end, start=pv.start, label=period_label(pv, base_kind, filing_ends))
-            for end, pv in ends.items()}
+    """One row per fiscal period (by label), each field from its best fact."""
+    annual = kind == "annual"
+    base_kind: PeriodKind = "annual" if annual else "quarterly"
+    rows: dict[str, _Row] = {}
     for item in items:
         for end, pv in _field_values(companyfacts, item, base_kind).items():
-            row = rows.get(end)
-            if row is None:
-                continue
-            row.values[item.field] = pv.value * item.sign
-            row.facts[item.field] = pv.fact
-            row.concepts[item.field] = pv.fact.concept
-            if pv.derived:
-                row.derived[item.field] = pv.derived
+            date = dt.date.fromisoformat(end)
+            if annual and not calendar.is_year_end(date):
+                continue  # a 12-month span that is not a fiscal year, or a mid-year instant
+            label = calendar.label(end, annual=annual)
+            row = rows.setdefault(label, _Row(end=end, start=pv.start, label=label))
+            current = row.facts.get(item.field)
+            if current is not None and (current.filed, current.accn) >= (pv.fact.filed, pv.fact.accn):
+                continue  # the same period a few days apart: the later filing's value wins
+            if end > row.end:
+                row.end, row.start = end, pv.start or row.start
+            _set_value(row, item, pv, splits)
     return sorted(rows.values(), key=lambda r: r.end, reverse=True)
+
+
+def _set_value(row: _Row, item: LineItem, pv: PeriodValue, splits: list[Split]) -> None:
+    value = pv.value
+    name = item.field
+    row.adjusted.pop(name, None)
+    row.restated.pop(name, None)
+    row.derived.pop(name, None)
+    if item.unit in ("USD/shares", "shares") and splits:
+        factor, later = adjustment(splits, pv.fact.filed)
+        if factor != 1.0:
+            value = round(value / factor, 4) if item.unit == "USD/shares" else value * factor
+            how = "divided" if item.unit == "USD/shares" else "multiplied"
+            row.adjusted[name] = (f"{how} by {factor:g} for the " +
+                                  " and ".join(s.describe() for s in later) +
+                                  f"; as filed: {_plain(pv.value)}")
+    first = pv.label_fact
+    if first.value != pv.fact.value and not _is_split_restatement(item, first, pv.fact, splits):
+        row.restated[name] = (f"first reported as {_plain(first.value)} in {describe_filing(first)}; "
+                              f"restated in {describe_filing(pv.fact)}")
+    row.values[name] = value * item.sign
+    row.facts[name] = pv.fact
+    row.concepts[name] = pv.fact.concept
+    if pv.derived:
+        row.derived[name] = pv.derived
+
+
+def _is_split_restatement(item: LineItem, first: Fact, latest: Fact, splits: list[Split]) -> bool:
+    if item.unit not in ("USD/shares", "shares") or not first.value or not latest.value:
+        return False
+    factor, _ = adjustment([s for s in splits if s.effective_filed <= latest.filed], first.filed)
+    ratio = first.value / latest.value if item.unit == "USD/shares" else latest.value / first.value
+    return factor != 1.0 and abs(ratio / factor - 1) <= 0.02
+
+
+def _plain(value: float) -> str:
+    return f"{int(value):,}" if float(value).is_integer() else f"{value:,.4g}"
 
 
 def _ratio(num: float | None, den: float | None) -> float | None:
@@ -463,17 +459,22 @@ def build_statement(
     *,
     ticker: str,
     filing_url: Callable[[str], str],
+    fiscal_year_end: str | None = None,
 ) -> list[dict[str, Any]]:
     """Records for one statement (``income``, ``balance``, ``cash_flow``), newest first.
 
     Each record has the Financial Datasets field names plus ``source_filing`` (the filing
-    most of its numbers came from), ``field_sources`` (fields from other filings) and
-    ``derived`` (field -> how it was computed).
+    most of its numbers came from), ``field_sources`` (fields from other filings),
+    ``derived`` (field -> how it was computed), ``restated`` (field -> what was first
+    reported) and ``split_adjusted`` (field -> the split and the value as filed).
+    ``fiscal_year_end`` is submissions' ``fiscalYearEnd`` (``"0926"``); without it the
+    calendar is read from the facts.
     """
     items = STATEMENT_ITEMS[statement]
     if kind == "ttm" and all(i.instant for i in items):
         kind = "quarterly"  # a balance sheet is a point in time: TTM means the latest quarters
-    rows = _collect_rows(companyfacts, items, kind)
+    calendar = calendar_for(companyfacts, fiscal_year_end)
+    rows = _collect_rows(companyfacts, items, kind, calendar, detect_splits(companyfacts))
     if kind == "ttm":
         rows = _ttm_rows(rows, items)
     records: list[dict[str, Any]] = []
@@ -506,6 +507,10 @@ def _record(
             record["field_sources"] = others
     if row.derived:
         record["derived"] = dict(row.derived)
+    if row.restated:
+        record["restated"] = dict(row.restated)
+    if row.adjusted:
+        record["split_adjusted"] = dict(row.adjusted)
     return record
 
 

@@ -383,6 +383,33 @@ class BundledFixtures:
         return out[: int(limit)] if limit and limit.isdigit() else out
 
 
+class RecordedTree:
+    """Serves recorded real responses laid out by request URL (``<host>/<path>``).
+
+    ``tests/fixtures/sec-real/`` holds real SEC bodies under ``www.sec.gov/`` and
+    ``data.sec.gov/``; their paths do not collide, so one server answers for both hosts.
+    Like SEC, it refuses requests without a User-Agent. A missing file is a 404.
+    """
+
+    HOSTS = ("www.sec.gov", "data.sec.gov")
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def __call__(self, request: RecordedRequest) -> Response:
+        if not request.headers.get("user-agent"):
+            return Response(403, "<html>Your request has been identified as automated</html>")
+        relative = request.path.lstrip("/")
+        if ".." in relative.split("/"):
+            return _not_found(request.path)
+        for host in self.HOSTS:
+            path = self.root / host / relative
+            if path.is_file():
+                kind = "application/json" if path.suffix == ".json" else "text/html"
+                return Response(body=path.read_bytes(), content_type=kind)
+        return _not_found(request.path)
+
+
 def point_settings_at(settings: Settings, server: FakeDataServer, home: Path) -> Settings:
     """Aim ``settings`` (a ``dexter.config.Settings``) at ``server`` with ``home`` as
     DEXTER_HOME; returns the same object."""

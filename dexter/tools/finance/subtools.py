@@ -335,14 +335,17 @@ async def _filing_list(source: DataSource, a: FilingListArgs) -> DataResult:
     return await source.filings(a.ticker, filing_types=tuple(a.filing_types), limit=a.limit)
 
 
+def _filing_matches(row: dict[str, Any], accession: str | None, period_prefix: str | None) -> bool:
+    if accession and row.get("accession_number") != accession:
+        return False
+    return not period_prefix or str(row.get("report_date") or "").startswith(period_prefix)
+
+
 def _pick_filing(rows: list[dict[str, Any]], form: str, accession: str | None,
                  period_prefix: str | None, ticker: str) -> dict[str, Any]:
     for row in rows:
-        if accession and row.get("accession_number") != accession:
-            continue
-        if period_prefix and not str(row.get("report_date") or "").startswith(period_prefix):
-            continue
-        return row
+        if _filing_matches(row, accession, period_prefix):
+            return row
     wanted = accession or (f"period {period_prefix}" if period_prefix else "any")
     raise NotFoundError(f"No {form} for {ticker.upper()} matching {wanted}. List the filings "
                         f"first to see what is available.")
@@ -357,14 +360,17 @@ async def _read_items(source: DataSource, ticker: str, form: str, row: dict[str,
 
 
 async def _read_10k(source: DataSource, a: AnnualReportArgs) -> DataResult:
-    listing = await source.filings(a.ticker, filing_types=("10-K",), limit=30)
-    row = _pick_filing(listing.data, "10-K", a.accession_number,
-                       str(a.fiscal_year) if a.fiscal_year else None, a.ticker)
+    period = str(a.fiscal_year) if a.fiscal_year else None
+    listing = await source.filings(a.ticker, filing_types=("10-K",), limit=30,
+                                   until=lambda r: _filing_matches(r, a.accession_number, period))
+    row = _pick_filing(listing.data, "10-K", a.accession_number, period, a.ticker)
     return await _read_items(source, a.ticker, "10-K", row, a.items, listing.urls)
 
 
 async def _read_10q(source: DataSource, a: QuarterlyReportArgs) -> DataResult:
-    listing = await source.filings(a.ticker, filing_types=("10-Q",), limit=40)
+    listing = await source.filings(
+        a.ticker, filing_types=("10-Q",), limit=40,
+        until=lambda r: _filing_matches(r, a.accession_number, a.period_end))
     row = _pick_filing(listing.data, "10-Q", a.accession_number, a.period_end, a.ticker)
     return await _read_items(source, a.ticker, "10-Q", row, a.items, listing.urls)
 
