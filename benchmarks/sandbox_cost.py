@@ -26,8 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from dexter.config import Settings
 from dexter.sandbox.policy import build_policy
+from dexter.sandbox.process import run_command
 from dexter.sandbox.runner import detect_runner
-from dexter.tools.bash import run_command
 
 RUNS = 40
 GOAL_MS = 20.0

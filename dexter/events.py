@@ -9,6 +9,7 @@ turns such an object back into the event, which is how replay works.
 from __future__ import annotations
 
 import dataclasses
+import typing
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
@@ -22,9 +23,13 @@ class Event:
     """Base class: every event has a ``type`` tag."""
 
     type: ClassVar[str] = "event"
+    recorded: ClassVar[bool] = False  # written to the scratchpad for replay
 
     def to_dict(self) -> dict[str, Any]:
         data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        for name, value in data.items():
+            if dataclasses.is_dataclass(value) and not isinstance(value, type):
+                data[name] = dataclasses.asdict(value)
         return {"type": self.type, **data}
 
 
@@ -44,6 +49,7 @@ class Thinking(Event):
     """Text the model wrote alongside tool calls (its plan or interim reasoning)."""
 
     type: ClassVar[str] = "thinking"
+    recorded: ClassVar[bool] = True
     message: str
 
 
@@ -69,6 +75,7 @@ class ProviderRetry(Event):
     """A provider call failed with a retryable error and will be tried again."""
 
     type: ClassVar[str] = "provider_retry"
+    recorded: ClassVar[bool] = True
     attempt: int
     delay_s: float
     reason: str
@@ -83,21 +90,39 @@ class ToolStart(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class SubagentStatus:
+    """What one worker agent is doing (carried by ``ToolProgress.subagent``)."""
+
+    activity: str
+    tool_use_count: int = 0
+    tokens: int = 0
+    done: bool = False
+    failed: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class ToolProgress(Event):
+    """A running tool's progress line; a ``spawn_subagent`` call also says how its worker is
+    doing in ``subagent``."""
+
     type: ClassVar[str] = "tool_progress"
     tool: str
     message: str
     tool_call_id: str
+    subagent: SubagentStatus | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class ToolEnd(Event):
+    """A tool call succeeded: its text for the model and the URLs its data came from."""
+
     type: ClassVar[str] = "tool_end"
     tool: str
     args: dict[str, Any]
     result: str
     duration_ms: int
     tool_call_id: str
+    source_urls: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +140,7 @@ class ToolLimit(Event):
     """A soft tool limit warning. Never blocks the call."""
 
     type: ClassVar[str] = "tool_limit"
+    recorded: ClassVar[bool] = True
     tool: str
     warning: str
     tool_call_id: str = ""
@@ -126,6 +152,7 @@ class ToolApproval(Event):
     """The user (or a pre-approval) decided on a call that needed approval."""
 
     type: ClassVar[str] = "tool_approval"
+    recorded: ClassVar[bool] = True
     tool: str
     args: dict[str, Any]
     decision: ApprovalChoice
@@ -135,6 +162,7 @@ class ToolApproval(Event):
 @dataclass(frozen=True, slots=True)
 class ToolDenied(Event):
     type: ClassVar[str] = "tool_denied"
+    recorded: ClassVar[bool] = True
     tool: str
     args: dict[str, Any]
     reason: str
@@ -144,6 +172,7 @@ class ToolDenied(Event):
 @dataclass(frozen=True, slots=True)
 class Microcompact(Event):
     type: ClassVar[str] = "microcompact"
+    recorded: ClassVar[bool] = True
     cleared: int
     tokens_saved: int
     trigger: Literal["count", "tokens"]
@@ -152,6 +181,7 @@ class Microcompact(Event):
 @dataclass(frozen=True, slots=True)
 class Compaction(Event):
     type: ClassVar[str] = "compaction"
+    recorded: ClassVar[bool] = True
     phase: Literal["start", "end"]
     success: bool | None = None
     pre_tokens: int = 0
@@ -163,6 +193,7 @@ class Compaction(Event):
 @dataclass(frozen=True, slots=True)
 class MemoryFlush(Event):
     type: ClassVar[str] = "memory_flush"
+    recorded: ClassVar[bool] = True
     phase: Literal["start", "end"]
     files_written: list[str] = field(default_factory=list)
     error: str = ""
@@ -173,6 +204,7 @@ class MemoryRecalled(Event):
     """Memory loaded into the system prompt at the start of a session."""
 
     type: ClassVar[str] = "memory_recalled"
+    recorded: ClassVar[bool] = True
     files: list[str]
     tokens: int
 
@@ -180,6 +212,7 @@ class MemoryRecalled(Event):
 @dataclass(frozen=True, slots=True)
 class ContextCleared(Event):
     type: ClassVar[str] = "context_cleared"
+    recorded: ClassVar[bool] = True
     cleared_count: int
     kept_count: int
     reason: Literal["threshold", "overflow"] = "threshold"
@@ -188,6 +221,7 @@ class ContextCleared(Event):
 @dataclass(frozen=True, slots=True)
 class QueueDrain(Event):
     type: ClassVar[str] = "queue_drain"
+    recorded: ClassVar[bool] = True
     message_count: int
     merged_text: str
 
@@ -197,6 +231,7 @@ class Done(Event):
     """The run ended. ``status`` says how; ``answer`` holds the answer or the error text."""
 
     type: ClassVar[str] = "done"
+    recorded: ClassVar[bool] = True
     answer: str
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
     iterations: int = 0
@@ -216,14 +251,14 @@ AgentEvent = (
     | MemoryFlush | MemoryRecalled | ContextCleared | QueueDrain | Done
 )
 
-EVENT_TYPES: dict[str, type[Event]] = {
-    cls.type: cls
-    for cls in (
-        RunStart, Thinking, StreamProgress, AnswerDelta, ProviderRetry, ToolStart, ToolProgress,
-        ToolEnd, ToolError, ToolLimit, ToolApproval, ToolDenied, Microcompact, Compaction,
-        MemoryFlush, MemoryRecalled, ContextCleared, QueueDrain, Done,
-    )
-}
+EVENT_CLASSES: tuple[type[Event], ...] = typing.get_args(AgentEvent)
+"""Every event class, in the order of the union above (the one place events are listed)."""
+
+EVENT_TYPES: dict[str, type[Event]] = {cls.type: cls for cls in EVENT_CLASSES}
+
+RECORDED_EVENT_TYPES: frozenset[str] = frozenset(cls.type for cls in EVENT_CLASSES if cls.recorded)
+"""Events the scratchpad writes because ``dexter replay`` needs them (tool calls are
+written by ``Scratchpad.add_tool_result`` instead)."""
 
 
 def event_from_dict(data: dict[str, Any]) -> Event | None:
@@ -231,8 +266,19 @@ def event_from_dict(data: dict[str, Any]) -> Event | None:
     cls = EVENT_TYPES.get(str(data.get("type", "")))
     if cls is None:
         return None
-    names = {f.name for f in dataclasses.fields(cls)}
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    values = {k: v for k, v in data.items() if k in fields}
+    for name, value in values.items():
+        if isinstance(value, list) and isinstance(fields[name].default, tuple):
+            values[name] = tuple(value)  # JSON has no tuples
+    if isinstance(values.get("subagent"), dict):
+        status = values["subagent"]
+        known = {f.name for f in dataclasses.fields(SubagentStatus)}
+        try:
+            values["subagent"] = SubagentStatus(**{k: v for k, v in status.items() if k in known})
+        except TypeError:
+            return None
     try:
-        return cls(**{k: v for k, v in data.items() if k in names})
+        return cls(**values)
     except TypeError:
         return None

@@ -32,13 +32,6 @@ from dexter.events import Event
 from dexter.secrets import scrub, scrub_value, secret_values
 from dexter.text import clean
 
-# Events that `dexter replay` needs; tool calls are written by `add_tool_result` instead.
-RECORDED_EVENT_TYPES = frozenset({
-    "thinking", "tool_limit", "tool_approval", "tool_denied", "microcompact", "compaction",
-    "memory_flush", "memory_recalled", "context_cleared", "queue_drain", "provider_retry",
-    "done",
-})
-
 # Argument names whose string value is "the query" of a call, in order of preference. Only
 # prose is compared by word overlap: paths, URLs and commands are identifiers ("f1.txt" and
 # "f2.txt", or two filings on one host, share most of their words), so they only count as
@@ -256,7 +249,7 @@ class Scratchpad:
 
     def record_event(self, event: Event) -> None:
         """Write an event that replay needs (see ``RECORDED_EVENT_TYPES``); ignore the rest."""
-        if event.type not in RECORDED_EVENT_TYPES:
+        if not event.recorded:
             return
         data = event.to_dict()
         self._write({"type": data.pop("type"), "timestamp": timestamp(), **data})
@@ -270,11 +263,13 @@ class Scratchpad:
         duration_ms: int,
         is_error: bool,
         tool_call_id: str,
+        source_urls: tuple[str, ...] = (),
     ) -> int:
         """Write a tool result in full, keep it in memory, and return its 0-based index.
 
         In the file, ``result`` is the parsed JSON when the text is a JSON object or array,
-        else the text itself.
+        else the text itself; ``source_urls`` (where the data came from) is written when
+        there are any.
         """
         secrets = secret_values()
         text = scrub(result, secrets)
@@ -287,6 +282,7 @@ class Scratchpad:
             "type": "tool_result", "timestamp": timestamp(), "tool": tool, "args": record.args,
             "result": _maybe_json(text), "duration_ms": duration_ms, "is_error": is_error,
             "tool_call_id": tool_call_id,
+            **({"source_urls": list(source_urls)} if source_urls else {}),
         })
         self._results.append(record)
         if tool_call_id:

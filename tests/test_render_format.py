@@ -68,20 +68,21 @@ def test_truncate_words_boundaries() -> None:
     assert truncate_words("supercalifragilistic", 8) == "superca…"
 
 
-@pytest.mark.parametrize(("result", "summary"), [
-    ('{"data": [1, 2, 3, 4]}', "Received 4 items"),
-    ('{"data": [1]}', "Received 1 item"),
-    ('{"data": {"revenue": 1, "income": 2, "_meta": 3}}', "Received 2 fields"),
-    ('{"data": [1, 2], "source_urls": ["https://a", "https://b", "https://c"]}',
-     "Received 2 items · 3 sources"),
-    ('{"data": {"a": 1}, "source_urls": ["https://a"]}', "Received 1 field · 1 source"),
-    ("[1, 2, 3]", "Received 3 items"),
-    ("first line of plain text\nsecond line", "first line of plain text"),
-    ("", "No output"),
-    ("{not json at all", "{not json at all"),
+@pytest.mark.parametrize(("result", "urls", "summary"), [
+    ('{"data": [1, 2, 3, 4]}', (), "Received 4 items"),
+    ('{"data": [1]}', (), "Received 1 item"),
+    ('{"data": {"revenue": 1, "income": 2, "_meta": 3}}', (), "Received 2 fields"),
+    ('{"data": [1, 2]}', ("https://a", "https://b", "https://c"), "Received 2 items · 3 sources"),
+    ('{"data": {"a": 1}}', ("https://a",), "Received 1 field · 1 source"),
+    # the count comes from the tool's structured source URLs, not from digging in the text
+    ('{"data": [1, 2], "source_urls": ["https://a"]}', (), "Received 2 items"),
+    ("[1, 2, 3]", (), "Received 3 items"),
+    ("first line of plain text\nsecond line", (), "first line of plain text"),
+    ("", (), "No output"),
+    ("{not json at all", (), "{not json at all"),
 ])
-def test_result_summary(result: str, summary: str) -> None:
-    assert result_summary("get_financials", result) == summary
+def test_result_summary(result: str, urls: tuple[str, ...], summary: str) -> None:
+    assert result_summary("get_financials", result, urls) == summary
 
 
 @pytest.mark.parametrize(("tool", "data", "summary"), [
@@ -162,10 +163,11 @@ def test_error_summary_is_one_line_and_cut_to_80() -> None:
     assert not error_summary("y" * 73).endswith("…")
 
 
-def test_subagent_progress_payload_is_decoded() -> None:
-    payload = "\x01subagent-progress\x01" + json.dumps(
-        {"toolUseCount": 3, "tokens": 3200, "activity": "Reading 10-K"})
-    assert progress_text(payload) == "Reading 10-K · 3 tool uses · 3.2k tokens"
+def test_subagent_status_reads_as_text() -> None:
+    from dexter.events import SubagentStatus
+
+    status = SubagentStatus("Reading 10-K", tool_use_count=3, tokens=3200)
+    assert progress_text("Reading 10-K", status) == "Reading 10-K · 3 tool uses · 3.2k tokens"
     assert progress_text("Fetching page 2") == "Fetching page 2"
 
 

@@ -17,6 +17,7 @@ import pytest
 
 from dexter.config import Settings
 from dexter.sandbox.policy import Grants, SandboxPolicyError, build_policy
+from dexter.sandbox.process import run_command
 from dexter.sandbox.runner import Bubblewrap, detect_runner
 from dexter.testing.shell_corpus import (
     AWS_CANARY,
@@ -26,7 +27,7 @@ from dexter.testing.shell_corpus import (
     World,
 )
 from dexter.tools.base import ToolContext
-from dexter.tools.bash import BashTool, run_command
+from dexter.tools.bash import BashTool
 
 RUNNER = detect_runner(Settings())
 pytestmark = pytest.mark.skipif(not RUNNER.status.active,
@@ -191,7 +192,7 @@ async def test_a_command_that_outlives_dexter_is_killed_with_it(world: World, tm
         "from dexter.config import Settings\n"
         "from dexter.sandbox.policy import build_policy\n"
         "from dexter.sandbox.runner import detect_runner\n"
-        "from dexter.tools.bash import run_command\n"
+        "from dexter.sandbox.process import run_command\n"
         "ws = Path(sys.argv[1])\n"
         "s = Settings(); s.home = str(ws / '.dexter')\n"
         "r = detect_runner(s)\n"

@@ -12,14 +12,10 @@ from typing import Any
 import pytest
 
 from dexter.config import Settings
+from dexter.sandbox.policy import child_environment
+from dexter.sandbox.process import MAX_STREAM_BYTES, run_command
 from dexter.tools.base import ToolContext, ToolFailure
-from dexter.tools.bash import (
-    MAX_STREAM_BYTES,
-    BashTool,
-    child_environment,
-    run_command,
-    shell_tools,
-)
+from dexter.tools.bash import BashTool, shell_tools
 
 
 def alive(pid: int) -> bool:
@@ -160,7 +156,7 @@ def test_dexter_makes_its_own_environ_unreadable_before_running_commands(tmp_pat
         pytest.skip("/proc and prctl are Linux only")
     script = (
         "import asyncio, ctypes\n"
-        "from dexter.tools.bash import run_command\n"
+        "from dexter.sandbox.process import run_command\n"
         "libc = ctypes.CDLL(None)\n"
         "before = libc.prctl(3, 0, 0, 0, 0)\n"
         "asyncio.run(run_command('true', '.', 5))\n"

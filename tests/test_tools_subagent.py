@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import io
 import json
 import random
@@ -15,12 +16,13 @@ import pytest
 from pydantic import BaseModel
 from rich.console import Console
 
-from dexter.agent.loop import Agent, AgentSetup
+from dexter.agent.loop import Agent, AgentSetup, worker_runner
 from dexter.config import Settings
 from dexter.events import (
     Done,
     Event,
     RunStart,
+    SubagentStatus,
     ToolEnd,
     ToolError,
     ToolProgress,
@@ -29,12 +31,7 @@ from dexter.events import (
 from dexter.messages import AssistantMessage, ToolCall, ToolResultMessage, UserMessage
 from dexter.providers.base import ModelRequest
 from dexter.providers.errors import ProviderError
-from dexter.render.format import (
-    SUBAGENT_PROGRESS_PREFIX,
-    decode_subagent_progress,
-    progress_text,
-    subagent_header,
-)
+from dexter.render.format import progress_text, subagent_header
 from dexter.render.live import LiveRenderer
 from dexter.render.plain import PlainRenderer
 from dexter.testing.fakellm import Dynamic, FakeLLM, RecordedRequest, Reply, ToolCallSpec, Usage
@@ -99,10 +96,11 @@ def settings_for(tmp_path: Path) -> Settings:
     return settings
 
 
-def context_for(tmp_path: Path, model: ScriptedModel, messages: list[str] | None = None) -> ToolContext:
+def context_for(tmp_path: Path, model: ScriptedModel, messages: list[Any] | None = None) -> ToolContext:
     sink = messages if messages is not None else []
     return ToolContext(settings=settings_for(tmp_path), cwd=tmp_path, home=tmp_path / "home",
-                       progress=sink.append, model=model, fast_model=model)
+                       progress=sink.append, model=model, fast_model=model,
+                       run_worker=worker_runner(tmp_path))
 
 
 def call(name: str, call_id: str, **arguments: Any) -> AssistantMessage:
@@ -128,9 +126,9 @@ def params(**kwargs: Any) -> SubagentParams:
                                           **kwargs})
 
 
-def payloads(messages: list[str]) -> list[dict[str, Any]]:
-    assert all(m.startswith(SUBAGENT_PROGRESS_PREFIX) for m in messages)
-    return [json.loads(m[len(SUBAGENT_PROGRESS_PREFIX):]) for m in messages]
+def payloads(messages: list[Any]) -> list[dict[str, Any]]:
+    assert all(isinstance(m, SubagentStatus) for m in messages)  # typed, never a text protocol
+    return [dataclasses.asdict(m) for m in messages]
 
 
 # -- one worker -----------------------------------------------------------------------------
@@ -369,8 +367,7 @@ async def test_two_workers_in_one_turn_run_in_parallel(tmp_path: Path) -> None:
     assert len(starts) == 2 and max(starts) < min(ends)  # both searches overlapped
     spawn_ends = [e for e in events if isinstance(e, ToolEnd) and e.tool == "spawn_subagent"]
     assert len(spawn_ends) == 2
-    progress = [decode_subagent_progress(e.message) for e in events
-                if isinstance(e, ToolProgress)]
+    progress = [e.subagent for e in events if isinstance(e, ToolProgress)]
     assert all(p is not None for p in progress)
     assert sum(1 for p in progress if p is not None and p.done) == 2
     assert len(list((tmp_path / "pads").glob("*.jsonl"))) == 3  # the lead's and one per worker
@@ -392,18 +389,19 @@ def test_activity_rolls_up_searches_and_reads() -> None:
                                         tool_call_id="4"))
     assert progress.observe(ToolError(tool="web_fetch", error="404", tool_call_id="4"))
     assert progress.tool_use_count == 5  # the failed call had already started
-    decoded = decode_subagent_progress(progress.message())
-    assert decoded is not None
-    assert (decoded.activity, decoded.tool_use_count, decoded.done) == ("web_fetch failed", 5, False)
+    status = progress.status()
+    assert (status.activity, status.tool_use_count, status.done) == ("web_fetch failed", 5, False)
 
 
-def test_progress_payload_decodes_and_reads_as_text() -> None:
-    message = SUBAGENT_PROGRESS_PREFIX + json.dumps(
-        {"tool_use_count": 3, "tokens": 3200, "activity": "2 searches, 1 read", "done": False})
-    assert progress_text(message) == "2 searches, 1 read · 3 tool uses · 3.2k tokens"
-    assert decode_subagent_progress("Fetching page 2") is None
-    broken = decode_subagent_progress(SUBAGENT_PROGRESS_PREFIX + "{not json")
-    assert broken is not None and broken.activity == "Working…"
+def test_progress_status_reads_as_text_and_survives_json() -> None:
+    from dexter.events import event_from_dict
+
+    status = SubagentStatus("2 searches, 1 read", tool_use_count=3, tokens=3200)
+    assert progress_text("ignored", status) == "2 searches, 1 read · 3 tool uses · 3.2k tokens"
+    assert progress_text("Fetching page 2") == "Fetching page 2"
+    event = ToolProgress("spawn_subagent", "2 searches, 1 read", "c1", status)
+    assert event.to_dict()["subagent"]["tool_use_count"] == 3
+    assert event_from_dict(json.loads(json.dumps(event.to_dict()))) == event
 
 
 @pytest.mark.parametrize(("count", "running", "failed", "kind", "text"), [
@@ -421,9 +419,8 @@ def test_group_header(count: int, running: bool, failed: int, kind: str, text: s
 
 def progress_event(call_id: str, uses: int, tokens: int, activity: str,
                    done: bool = False) -> ToolProgress:
-    payload = {"tool_use_count": uses, "tokens": tokens, "activity": activity, "done": done}
-    return ToolProgress(tool="spawn_subagent", tool_call_id=call_id,
-                        message=SUBAGENT_PROGRESS_PREFIX + json.dumps(payload))
+    return ToolProgress(tool="spawn_subagent", tool_call_id=call_id, message=activity,
+                        subagent=SubagentStatus(activity, uses, tokens, done))
 
 
 def spawn(call_id: str, description: str, kind: str = "research") -> ToolStart:
@@ -595,7 +592,6 @@ def test_ask_json_runs_two_subagents_end_to_end(tmp_path: Path) -> None:
         "AMD worker report: 4.", "NVDA worker report: 4."]
     assert all("[analysis subagent · 1 tool use · 1,120 tokens]" in e["result"]
                for e in spawn_ends)
-    finals = [decode_subagent_progress(e["message"]) for e in events
-              if e["type"] == "tool_progress"]
-    assert sum(1 for p in finals if p is not None and p.done) == 2
+    finals = [e["subagent"] for e in events if e["type"] == "tool_progress"]
+    assert sum(1 for p in finals if p is not None and p["done"]) == 2
     assert len(result.scratchpads()) == 3

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 from dexter.events import (
     ApprovalChoice,
     Event,
+    SubagentStatus,
     ToolApproval,
     ToolDenied,
     ToolEnd,
@@ -56,7 +57,8 @@ class ToolLog(Protocol):
     def note_tool_call(self, tool: str, args: dict[str, Any]) -> None: ...
 
     def add_tool_result(self, tool: str, args: dict[str, Any], result: str, *,
-                        duration_ms: int, is_error: bool, tool_call_id: str) -> int: ...
+                        duration_ms: int, is_error: bool, tool_call_id: str,
+                        source_urls: tuple[str, ...] = ()) -> int: ...
 
 
 async def deny_all(_request: ApprovalRequest) -> ApprovalChoice:
@@ -182,8 +184,12 @@ class ToolExecutor:
         emit(ToolStart(tool=call.name, args=args, tool_call_id=call.id))
         started = time.monotonic()
 
-        def progress(message: str) -> None:
-            emit(ToolProgress(tool=call.name, message=message, tool_call_id=call.id))
+        def progress(message: str | SubagentStatus) -> None:
+            if isinstance(message, SubagentStatus):
+                emit(ToolProgress(tool=call.name, message=message.activity,
+                                  tool_call_id=call.id, subagent=message))
+            else:
+                emit(ToolProgress(tool=call.name, message=message, tool_call_id=call.id))
 
         try:
             output = await tool.run(parsed, self.ctx.with_progress(progress, grants))
@@ -194,19 +200,18 @@ class ToolExecutor:
         except Exception as exc:  # a tool bug must never crash the loop
             message = f"{call.name} failed: {type(exc).__name__}: {exc}"
             return self._error(call, args, message, emit, started), False
-        if isinstance(output, ToolOutput):
-            content, is_error = output.content, output.is_error
-        else:
-            content, is_error = str(output), False
-        content = scrub(content)  # neither the model nor any writer sees a known secret
+        if not isinstance(output, ToolOutput):
+            output = ToolOutput(str(output))
+        is_error, urls = output.is_error, tuple(dict.fromkeys(output.source_urls))
+        content = scrub(output.content)  # neither the model nor any writer sees a known secret
         duration = _elapsed_ms(started)
         if is_error:
             emit(ToolError(tool=call.name, error=content, tool_call_id=call.id, args=args,
                            duration_ms=duration))
         else:
             emit(ToolEnd(tool=call.name, args=args, result=content, duration_ms=duration,
-                         tool_call_id=call.id))
-        self._record(call, args, content, duration, is_error)
+                         tool_call_id=call.id, source_urls=urls))
+        self._record(call, args, content, duration, is_error, urls)
         return ToolResultMessage(call.id, call.name, content, is_error=is_error), False
 
     async def _gate(self, tool: Tool[Any], call: ToolCall, args: dict[str, Any],
@@ -249,10 +254,11 @@ class ToolExecutor:
         return ToolResultMessage(call.id, call.name, content, is_error=True)
 
     def _record(self, call: ToolCall, args: dict[str, Any], content: str, duration: int,
-                is_error: bool) -> None:
+                is_error: bool, source_urls: tuple[str, ...] = ()) -> None:
         if self.log is not None:
             self.log.add_tool_result(call.name, args, content, duration_ms=duration,
-                                     is_error=is_error, tool_call_id=call.id)
+                                     is_error=is_error, tool_call_id=call.id,
+                                     source_urls=source_urls)
 
 
 def _closer(queue: asyncio.Queue[Event | None]) -> Callable[[asyncio.Future[Any]], None]:

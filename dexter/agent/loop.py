@@ -57,7 +57,7 @@ from dexter.sandbox.runner import SandboxRunner
 from dexter.scratchpad import Scratchpad
 from dexter.secrets import register_pasted_keys
 from dexter.text import clean
-from dexter.tools.base import Tool, ToolContext, UserInputFn
+from dexter.tools.base import Tool, ToolContext, UserInputFn, WorkerRunner, WorkerSpec
 
 _MODE_FOR_CHUNK = {"text": "responding", "thinking": "thinking", "tool_input": "tool_input"}
 
@@ -227,8 +227,9 @@ class Agent:
             fast_model=setup.fast_model, model=setup.model,
             request_user_input=setup.request_user_input, interactive=setup.interactive,
             shell_sandbox=setup.shell_sandbox,
-            extra={"context_window": setup.context_window,
-                   "fast_context_window": setup.fast_context_window},
+            context_window=setup.context_window,
+            fast_context_window=setup.fast_context_window,
+            run_worker=worker_runner(setup.cwd, setup.shell_sandbox),
         )
         return ToolExecutor(setup.tools, ctx, permissions=setup.permissions,
                             approver=setup.approver, log=pad,
@@ -395,3 +396,26 @@ def assistant_text(messages: Sequence[Message]) -> str:
         if isinstance(message, AssistantMessage) and message.text.strip():
             return message.text
     return ""
+
+
+def worker_runner(cwd: Path, shell_sandbox: SandboxRunner | None = None) -> WorkerRunner:
+    """What ``spawn_subagent`` runs its workers with: a fresh agent per worker, with no
+    user, history or memory, under this session's sandbox and rules (anything that would
+    ask is denied: a worker has nobody to ask)."""
+
+    async def run(spec: WorkerSpec) -> AsyncGenerator[Event, None]:
+        from dexter.permissions.engine import build_permission_engine
+
+        status = shell_sandbox.status if shell_sandbox is not None else None
+        worker = Agent(AgentSetup(
+            settings=spec.settings, model=spec.model, fast_model=spec.fast_model,
+            context_window=spec.context_window, fast_context_window=spec.fast_context_window,
+            tools=spec.tools, system_prompt=spec.system_prompt,
+            permissions=build_permission_engine(spec.settings, cwd, status),
+            cwd=cwd, shell_sandbox=shell_sandbox,
+        ))
+        async with aclosing(worker.run(spec.query)) as events:
+            async for event in events:
+                yield event
+
+    return run

@@ -10,7 +10,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dexter.cli.common import (
+from dexter.config import ConfigError
+from dexter.events import Done
+from dexter.frontend import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -21,8 +23,6 @@ from dexter.cli.common import (
     settings_for,
     stdout_console,
 )
-from dexter.config import ConfigError
-from dexter.events import Done
 from dexter.permissions.base import Behavior, PermissionDecision
 from dexter.secrets import scrub
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dexter.cli.common import EXIT_USAGE, CliError, print_error, settings_for, stdout_console
+from dexter.frontend import EXIT_USAGE, CliError, print_error, settings_for, stdout_console
 
 
 def run_memory(action: str, config: Path | None, arg: str = "") -> int:

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dexter.cli.common import EXIT_OK, EXIT_USAGE, CliError, print_error, settings_for
+from dexter.frontend import EXIT_OK, EXIT_USAGE, CliError, print_error, settings_for
 
 
 def run_models(config: Path | None) -> int:
     """Print the model table. Keys are shown as set or missing, never their values."""
     from rich.table import Table
 
-    from dexter.cli.common import stdout_console
+    from dexter.frontend import stdout_console
     from dexter.providers.registry import model_rows
 
     try:

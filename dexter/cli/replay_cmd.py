@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dexter.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, print_error, stdout_console
+from dexter.frontend import EXIT_FAILED, EXIT_OK, EXIT_USAGE, print_error, stdout_console
 
 
 def run_replay(path: Path, *, json_out: bool = False) -> int:

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dexter.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CliError, print_error, settings_for
+from dexter.frontend import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CliError, print_error, settings_for
 
 
 def run_sandbox(config: Path | None, check: bool) -> int:
     """Print the sandbox status and policy; with ``check``, run the probes (exit 1 on a hole)."""
     from rich.table import Table
 
-    from dexter.cli.common import stdout_console
+    from dexter.frontend import stdout_console
     from dexter.sandbox.policy import SandboxPolicyError, build_policy
     from dexter.sandbox.runner import detect_runner
 

@@ -69,7 +69,7 @@ def sample_events() -> list[Event]:
         ToolProgress("get_financials", "Fetching income statements", "c1"),
         ToolEnd("get_financials", AMD, '{"data": {"FY2022": 23601, "FY2024": 22680, '
                 '"_meta": 1}, "source_urls": ["https://a.example", "https://b.example"]}',
-                870, "c2"),
+                870, "c2", ("https://a.example", "https://b.example")),
         ToolEnd("get_financials", NVDA, '{"data": [1, 2, 3, 4]}', 1_240, "c1"),
         ToolStart("calculator", CALC, "c3"),
         ToolEnd("calculator", CALC, '{"data": {"expression": "60922 / 26974 - 1", '

@@ -8,14 +8,12 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass
 from typing import Any
 
 from dexter.context.results import is_persisted_preview, persisted_path
-from dexter.events import Done
+from dexter.events import Done, SubagentStatus
 
 ELLIPSIS = "…"
-SUBAGENT_PROGRESS_PREFIX = "\x01subagent-progress\x01"
 SUBAGENT_TOOL = "spawn_subagent"
 PERSISTED_PREFIX = "[Result persisted to"
 
@@ -104,14 +102,7 @@ def _format_number(value: int | float) -> str:
     return "0" if text in ("-0", "") else text
 
 
-def _sources_suffix(payload: dict[str, Any]) -> str:
-    urls = payload.get("source_urls")
-    if isinstance(urls, list) and urls:
-        return f" · {plural(len(urls), 'source')}"
-    return ""
-
-
-def _json_summary(tool: str, payload: Any) -> str | None:
+def _json_summary(tool: str, payload: Any, suffix: str = "") -> str | None:
     if isinstance(payload, list):
         return f"Received {plural(len(payload), 'item')}"
     if not isinstance(payload, dict):
@@ -120,7 +111,6 @@ def _json_summary(tool: str, payload: Any) -> str | None:
         keys = [k for k in payload if not str(k).startswith("_")]
         return f"Received {plural(len(keys), 'field')}"
     data = payload["data"]
-    suffix = _sources_suffix(payload)
     if tool == "calculator" and isinstance(data, dict) and "result" in data:
         result, formatted = data["result"], data.get("formatted")
         if isinstance(formatted, str) and formatted:
@@ -185,17 +175,19 @@ def error_summary(error: str) -> str:
     return truncate(text, 80)
 
 
-def result_summary(tool: str, result: str) -> str:
-    """A one-line summary of a successful tool result, as shown under the tool's row."""
+def result_summary(tool: str, result: str, source_urls: tuple[str, ...] = ()) -> str:
+    """A one-line summary of a successful tool result, as shown under the tool's row
+    (``source_urls``: the URLs its data came from, counted as sources)."""
     stripped = result.strip()
     if is_persisted(stripped):
         return persisted_summary(stripped)
+    suffix = f" · {plural(len(source_urls), 'source')}" if source_urls else ""
     if stripped[:1] in ("{", "["):
         try:
             payload = json.loads(stripped)
         except ValueError:
             payload = None
-        summary = _json_summary(tool, payload) if payload is not None else None
+        summary = _json_summary(tool, payload, suffix) if payload is not None else None
         if summary is not None:
             return summary
     if not stripped:
@@ -205,40 +197,7 @@ def result_summary(tool: str, result: str) -> str:
     return truncate_words(one_line(first), 60).rstrip(".")
 
 
-@dataclass(frozen=True, slots=True)
-class SubagentProgress:
-    """A decoded subagent progress payload: what one worker agent is doing."""
-
-    activity: str
-    tool_use_count: int = 0
-    tokens: int = 0
-    done: bool = False
-    failed: bool = False
-
-
-def decode_subagent_progress(message: str) -> SubagentProgress | None:
-    """The payload of a subagent progress message; None for any other progress message.
-
-    A payload that cannot be read decodes to a bare ``Working…``.
-    """
-    if not message.startswith(SUBAGENT_PROGRESS_PREFIX):
-        return None
-    try:
-        data = json.loads(message[len(SUBAGENT_PROGRESS_PREFIX):])
-    except ValueError:
-        data = None
-    if not isinstance(data, dict):
-        return SubagentProgress("Working…")
-    done = bool(data.get("done"))
-    uses = data.get("toolUseCount", data.get("tool_use_count"))
-    tokens = data.get("tokens")
-    return SubagentProgress(
-        activity=one_line(str(data.get("activity") or ("Done" if done else "Working…"))),
-        tool_use_count=uses if isinstance(uses, int) and uses > 0 else 0,
-        tokens=tokens if isinstance(tokens, int) and tokens > 0 else 0,
-        done=done,
-        failed=bool(data.get("failed")),
-    )
+SubagentProgress = SubagentStatus  # the status a worker reports, as renderers name it
 
 
 def subagent_label(args: dict[str, Any]) -> str:
@@ -267,13 +226,12 @@ def subagent_header(count: int, *, running: bool, failed: int = 0, kind: str = "
     return f"{text} · {failed} failed" if failed else text
 
 
-def progress_text(message: str) -> str:
-    """The readable text of a ``tool_progress`` message (structured subagent payloads decoded)."""
-    progress = decode_subagent_progress(message)
-    if progress is None:
+def progress_text(message: str, status: SubagentStatus | None = None) -> str:
+    """The readable text of a ``tool_progress`` event (a worker's status when it has one)."""
+    if status is None:
         return truncate(one_line(message), 100)
-    counts = subagent_counts(progress)
-    return truncate(" · ".join(p for p in (progress.activity, counts) if p), 100)
+    counts = subagent_counts(status)
+    return truncate(" · ".join(p for p in (one_line(status.activity), counts) if p), 100)
 
 
 def thinking_text(message: str, limit: int = 200) -> str:

@@ -51,7 +51,6 @@ from dexter.render.format import (
     SubagentProgress,
     approval_text,
     args_summary,
-    decode_subagent_progress,
     error_summary,
     format_duration,
     format_elapsed,
@@ -436,14 +435,15 @@ class LiveRenderer:
                     grouped = self._last_tool == tool
                     self._last_tool = tool
                     self._rows.append(_Row(call_id, tool, dict(args), grouped))
-            case ToolProgress(message=message, tool_call_id=call_id, tool=tool):
+            case ToolProgress(message=message, tool_call_id=call_id, tool=tool, subagent=status):
                 with self._lock:
                     row = self._find_row(call_id, tool)
                     if row is not None:
-                        row.progress = progress_text(message)
-                        row.agent = decode_subagent_progress(message) or row.agent
-            case ToolEnd(tool=tool, args=args, result=result, duration_ms=ms, tool_call_id=cid):
-                shown = "Done" if tool == SUBAGENT_TOOL else result_summary(tool, result)
+                        row.progress = progress_text(message, status)
+                        row.agent = status or row.agent
+            case ToolEnd(tool=tool, args=args, result=result, duration_ms=ms, tool_call_id=cid,
+                         source_urls=urls):
+                shown = "Done" if tool == SUBAGENT_TOOL else result_summary(tool, result, urls)
                 self._finish_row(cid, tool, args, "done", f"{shown} in {format_duration(ms)}")
             case ToolError(tool=tool, args=args, error=error, tool_call_id=call_id):
                 detail = _agent_failure(error) if tool == SUBAGENT_TOOL else error_summary(error)

@@ -29,7 +29,6 @@ from dexter.render.format import (
     SubagentProgress,
     approval_text,
     call_label,
-    decode_subagent_progress,
     error_summary,
     format_duration,
     one_line,
@@ -80,8 +79,8 @@ class PlainRenderer:
                     self._line(f"· {thinking_text(message)}")
             case ToolStart(tool=tool, args=args):
                 self._line(f"→ {call_label(tool, args)}")
-            case ToolEnd(tool=tool, result=result, duration_ms=ms):
-                self._line(f"  ✓ {result_summary(tool, result)} ({format_duration(ms)})")
+            case ToolEnd(tool=tool, result=result, duration_ms=ms, source_urls=urls):
+                self._line(f"  ✓ {result_summary(tool, result, urls)} ({format_duration(ms)})")
             case ToolError(error=error, duration_ms=ms):
                 took = f" ({format_duration(ms)})" if ms > 0 else ""
                 self._line(f"  ✗ {error_summary(error)}{took}")
@@ -110,10 +109,9 @@ class PlainRenderer:
                 shown = "" if kind == "general-purpose" else f" ({kind})"
                 self._agent_labels[call_id] = subagent_label(args)
                 self._line(f"→ Agent: {self._agent_labels[call_id]}{shown}")
-            case ToolProgress(message=message, tool_call_id=call_id):
-                progress = decode_subagent_progress(message)
-                if progress is not None:
-                    self._agents[call_id] = progress
+            case ToolProgress(subagent=status, tool_call_id=call_id):
+                if status is not None:
+                    self._agents[call_id] = status
             case ToolEnd(args=args, duration_ms=ms, tool_call_id=call_id):
                 counts = subagent_counts(self._agents.pop(call_id, None))
                 label = self._agent_labels.pop(call_id, "") or subagent_label(args)

@@ -85,8 +85,10 @@ def _tool_events(entry: dict[str, Any], index: int) -> list[Event]:
         end = ToolError(tool=tool, error=result, tool_call_id=call_id, args=args,
                         duration_ms=duration)
     else:
+        urls = entry.get("source_urls")
+        sources = tuple(str(u) for u in urls if isinstance(u, str)) if isinstance(urls, list) else ()
         end = ToolEnd(tool=tool, args=args, result=result, duration_ms=duration,
-                      tool_call_id=call_id)
+                      tool_call_id=call_id, source_urls=sources)
     return [ToolStart(tool=tool, args=args, tool_call_id=call_id), end]
 
 

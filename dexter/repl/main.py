@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from dexter.cli.common import EXIT_INTERRUPTED, EXIT_USAGE, CliError, print_error, settings_for
+from dexter.frontend import EXIT_INTERRUPTED, EXIT_USAGE, CliError, print_error, settings_for
 from dexter.repl.settings_store import apply_saved_choices
 
 DUMB_TERMINALS = frozenset({"dumb", "unknown", "emacs"})

@@ -51,7 +51,7 @@ def _planted(path: Path, text: str) -> Iterator[Path | None]:
 
 
 async def _run(runner: SandboxRunner, settings: Settings, cwd: Path, command: str) -> tuple[int | None, str]:
-    from dexter.tools.bash import run_command
+    from dexter.sandbox.process import run_command
 
     policy = build_policy(settings, cwd)
     result = await run_command(command, cwd, 30, runner=runner, policy=policy)

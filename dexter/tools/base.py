@@ -9,8 +9,8 @@ from __future__ import annotations
 import dataclasses
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
@@ -20,15 +20,36 @@ from dexter.failures import ToolFailure as ToolFailure
 
 if TYPE_CHECKING:
     from dexter.config import Settings
+    from dexter.events import Event, SubagentStatus
     from dexter.providers.base import ChatModel
     from dexter.sandbox.policy import Grants
     from dexter.sandbox.runner import SandboxRunner
 
 P = TypeVar("P", bound=BaseModel)
 
-ProgressFn = Callable[[str], None]
+ProgressFn = Callable[["str | SubagentStatus"], None]
+"""Reports a running tool's progress: a line of text, or a worker agent's status."""
 # Asks the user 1-4 questions; returns the formatted answer text, or None when no user is present.
 UserInputFn = Callable[[list[dict[str, Any]]], Awaitable[dict[str, Any] | None]]
+
+
+@dataclass(frozen=True)
+class WorkerSpec:
+    """A worker agent to run for ``spawn_subagent``: its models, tools, prompt and query."""
+
+    settings: Settings
+    model: ChatModel
+    fast_model: ChatModel
+    context_window: int
+    fast_context_window: int
+    tools: tuple[Tool[Any], ...]
+    system_prompt: str
+    query: str
+
+
+WorkerRunner = Callable[[WorkerSpec], AsyncGenerator["Event", None]]
+"""Runs a worker agent and streams its events; the agent layer provides it (tools never
+import the loop)."""
 
 
 @dataclass
@@ -43,7 +64,9 @@ class ToolContext:
     model: ChatModel | None = None
     request_user_input: UserInputFn | None = None
     interactive: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
+    context_window: int | None = None
+    fast_context_window: int | None = None
+    run_worker: WorkerRunner | None = None
     shell_sandbox: SandboxRunner | None = None
     grants: Grants | None = None
 

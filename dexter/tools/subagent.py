@@ -6,15 +6,15 @@ by ``subagent_type``. ``spawn_subagent`` itself, ``ask_user_question`` and ``bas
 in a worker's list, so a worker cannot spawn workers (depth 1, by construction).
 
 Several calls in one turn run in parallel (the tool is concurrency-safe). While a worker
-runs, its progress reaches the UI as ``SUBAGENT_PROGRESS_PREFIX`` + JSON
-``{tool_use_count, tokens, activity, done}``: once at the start, on each of the worker's
-tool starts and tool errors, and once at the end.
+runs, its progress reaches the UI as a ``SubagentStatus`` in ``ToolProgress.subagent``
+(tool uses, tokens, activity, done): once at the start, on each of the worker's tool starts
+and tool errors, and once at the end. The worker itself is run by the agent layer through
+``ToolContext.run_worker``, under the session's sandbox and rules.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import AsyncIterator, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field
@@ -23,19 +23,17 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from dexter.events import Done, Event, StreamProgress, ToolError, ToolStart
+from dexter.events import Done, Event, StreamProgress, SubagentStatus, ToolError, ToolStart
 from dexter.messages import Usage
 from dexter.providers.base import ModelRequest, ModelResponse, StreamChunk
-from dexter.render.format import SUBAGENT_PROGRESS_PREFIX, SUBAGENT_TOOL
-from dexter.tools.base import Tool, ToolContext, ToolFailure
+from dexter.tools.base import Tool, ToolContext, ToolFailure, WorkerSpec
 
 if TYPE_CHECKING:
-    from dexter.agent.loop import Agent
     from dexter.providers.base import ChatModel
 
 SubagentType = Literal["general-purpose", "research", "analysis"]
 
-SUBAGENT_TOOL_NAME = SUBAGENT_TOOL
+SUBAGENT_TOOL_NAME = "spawn_subagent"
 MAX_SUBAGENT_ITERATIONS = 8
 DISALLOWED_TOOLS = frozenset({SUBAGENT_TOOL_NAME, "ask_user_question", "bash"})
 ALLOWLISTS: dict[str, tuple[str, ...]] = {
@@ -236,17 +234,10 @@ class WorkerProgress:
             parts.append(f"{self.reads} read{'s' if self.reads != 1 else ''}")
         return ", ".join(parts)
 
-    def message(self, *, done: bool = False, failed: bool = False) -> str:
-        """The ``tool_progress`` message: the prefix and the JSON payload."""
-        payload: dict[str, Any] = {
-            "tool_use_count": self.tool_use_count,
-            "tokens": self.meter.tokens,
-            "activity": self.activity,
-            "done": done,
-        }
-        if failed:
-            payload["failed"] = True
-        return SUBAGENT_PROGRESS_PREFIX + json.dumps(payload, ensure_ascii=False)
+    def status(self, *, done: bool = False, failed: bool = False) -> SubagentStatus:
+        """What the worker is doing now, for ``ToolProgress.subagent``."""
+        return SubagentStatus(activity=self.activity, tool_use_count=self.tool_use_count,
+                              tokens=self.meter.tokens, done=done, failed=failed)
 
 
 def result_text(answer: str, subagent_type: str, progress: WorkerProgress) -> str:
@@ -300,30 +291,30 @@ class SubagentTool(Tool[SubagentParams]):
                               "run. Do the sub-task yourself with your own tools.")
         meter = TokenMeter()
         progress = WorkerProgress(meter)
-        agent = self._worker(args, ctx, meter)
-        ctx.progress(progress.message())
+        if ctx.run_worker is None:
+            raise ToolFailure("spawn_subagent cannot run here (no worker runner in this "
+                              "session). Do the sub-task yourself with your own tools.")
+        spec = self._worker(args, ctx, meter)
+        ctx.progress(progress.status())
         done: Done | None = None
-        async with aclosing(agent.run(subagent_query(args.task, args.context))) as events:
+        async with aclosing(ctx.run_worker(spec)) as events:
             async for event in events:
                 if isinstance(event, Done):
                     done = event
                 elif isinstance(event, StreamProgress):
                     continue
                 elif progress.observe(event):
-                    ctx.progress(progress.message())
+                    ctx.progress(progress.status())
         if done is None:
             done = Done(answer="the worker's run ended without a result", status="error")
         failure = failure_text(done, args.description, args.subagent_type)
         progress.activity = "Failed" if failure else "Done"
-        ctx.progress(progress.message(done=True, failed=failure is not None))
+        ctx.progress(progress.status(done=True, failed=failure is not None))
         if failure is not None:
             raise ToolFailure(failure)
         return result_text(done.answer.strip(), args.subagent_type, progress)
 
-    def _worker(self, args: SubagentParams, ctx: ToolContext, meter: TokenMeter) -> Agent:
-        from dexter.agent.loop import Agent, AgentSetup
-        from dexter.permissions.engine import build_permission_engine
-
+    def _worker(self, args: SubagentParams, ctx: ToolContext, meter: TokenMeter) -> WorkerSpec:
         assert ctx.model is not None
         parent_fast = ctx.fast_model or ctx.model
         window, fast_window = self._windows(ctx, same_fast=parent_fast is ctx.model)
@@ -333,20 +324,17 @@ class SubagentTool(Tool[SubagentParams]):
             ctx.settings, max_iterations=MAX_SUBAGENT_ITERATIONS,
             memory=dataclasses.replace(ctx.settings.memory, enabled=False),
         )
-        setup = AgentSetup(
+        return WorkerSpec(
             settings=settings, model=model, fast_model=fast, context_window=window,
             fast_context_window=fast_window,
-            tools=worker_tools(self.tools, args.subagent_type),
+            tools=tuple(worker_tools(self.tools, args.subagent_type)),
             system_prompt=worker_prompt(args.subagent_type),
-            # The user's deny rules hold for workers too; anything that would ask is denied.
-            permissions=build_permission_engine(ctx.settings, ctx.cwd),
-            cwd=ctx.cwd,
+            query=subagent_query(args.task, args.context),
         )
-        return Agent(setup)
 
     def _windows(self, ctx: ToolContext, *, same_fast: bool) -> tuple[int, int]:
-        window = self.context_window or ctx.extra.get("context_window")
-        fast_window = self.fast_context_window or ctx.extra.get("fast_context_window")
+        window = self.context_window or ctx.context_window
+        fast_window = self.fast_context_window or ctx.fast_context_window
         if isinstance(window, int) and isinstance(fast_window, int):
             return window, fast_window
         resolved_window, resolved_fast = _resolved_windows(ctx, same_fast=same_fast)

@@ -1,4 +1,5 @@
-"""Helpers shared by the CLI commands: settings with friendly errors, consoles, exit codes."""
+"""What the two front ends (the `dexter` commands in cli/ and the REPL in repl/) share:
+settings with friendly errors, error and warning lines, the output console, exit codes."""
 
 from __future__ import annotations
 
