@@ -28,7 +28,7 @@ class ConfigError(Exception):
 
 @dataclass
 class ContextSettings:
-    """The context defenses (see the design's constants). ``enabled = false`` turns all off."""
+    """The context defenses (constants in docs/architecture.md). ``enabled = false`` turns all off."""
 
     enabled: bool = True
     context_window: int = 0

@@ -1,4 +1,5 @@
-"""The scratchpad: an append-only JSONL log of one query's run (design §5).
+"""The scratchpad: an append-only JSONL log of one query's run (docs/architecture.md,
+"Scratchpad and soft limits").
 
 The context window is RAM, the scratchpad is disk: every tool result is written here in
 full before anything is trimmed from the messages sent to the model, so compaction and

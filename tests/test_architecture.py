@@ -58,7 +58,7 @@ def test_the_event_union_lists_every_event_once() -> None:
     # by type tag: a slots dataclass is a new class, and the class it replaced lingers
     assert {cls.type for cls in subclasses(events.Event)} == set(events.EVENT_TYPES)
     assert len(events.EVENT_TYPES) == len(events.EVENT_CLASSES)
-    assert events.RECORDED_EVENT_TYPES == {
+    assert {
         "thinking", "tool_limit", "tool_approval", "tool_denied", "microcompact", "compaction",
         "memory_flush", "memory_recalled", "context_cleared", "queue_drain", "provider_retry",
-        "done"}
+        "done"} == events.RECORDED_EVENT_TYPES

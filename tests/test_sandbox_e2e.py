@@ -102,3 +102,11 @@ def test_sandbox_check_command_holds(tmp_path: Path) -> None:
     result = run_cli(["sandbox", "--check"], cwd=tmp_path, env=cli_env(None, tmp_path))
     assert result.code == 0, result.stdout + result.stderr
     assert "bubblewrap" in result.stdout and "All 7 checks held." in result.stdout
+
+
+def test_models_says_whether_the_shell_is_sandboxed(tmp_path: Path) -> None:
+    off = run_cli(["models"], cwd=tmp_path, env=cli_env(None, tmp_path, DEXTER_BASH_SANDBOX="false"))
+    assert off.code == 0 and "Shell sandbox: OFF (turned off by [bash] sandbox = false)" in off.stdout
+    if RUNNER.status.active:
+        on = run_cli(["models"], cwd=tmp_path, env=cli_env(None, tmp_path))
+        assert "Shell sandbox: bubblewrap" in on.stdout

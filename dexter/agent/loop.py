@@ -1,6 +1,6 @@
 """The agent loop: an async generator of events.
 
-One iteration follows the design's order exactly (context-engineering.md §1):
+One iteration follows the order of docs/architecture.md ("One turn, in order"):
 repair → microcompact → strip old thinking → call the model (overflow retry) → answer or
 run tools → per-result cap and per-turn budget → manageContextThreshold → usage note and
 queue drain. Each stage is a function in ``dexter.context``; this module only orchestrates
@@ -202,7 +202,7 @@ class Agent:
                         yield event
 
             # Right after a compaction the view must be the system prompt and the
-            # continuation message alone (design §4); the warnings stay pending until the
+            # continuation message alone (docs/architecture.md, "The threshold step"); the warnings stay pending until the
             # next turn's note.
             note = None if self._just_compacted() else pad.usage_note()
             if note:

@@ -29,4 +29,8 @@ def run_models(config: Path | None) -> int:
     console.print(table)
     console.print(f"Current model: {settings.model}. Change it with --model, DEXTER_MODEL or "
                   "'model' in the config file.")
+    from dexter.sandbox.runner import detect_runner
+
+    console.print(detect_runner(settings).status.describe() + " See 'dexter sandbox'.",
+                  markup=False)
     return EXIT_OK

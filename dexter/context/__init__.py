@@ -1,7 +1,7 @@
 """Context engineering: the stages that keep a run inside the model's window.
 
 One module per stage, each a small function (messages in, messages and a report out) that
-the agent loop calls in the design's order (``shared/design/context-engineering.md`` §1):
+the agent loop calls in the order of ``docs/architecture.md`` ("One turn, in order"):
 
 - ``tokens``: the one token estimator; ``limits``: the threshold and the count it is
   compared with; ``trace``: the ``--trace`` hook.

@@ -113,6 +113,9 @@ async def context_command(repl: Repl, _arg: str) -> None:
         memory_on=agent.setup.memory_dir is not None, active_results=active,
         extra_tokens=repl.tool_specs_tokens())
     repl.print(context_view(report, model=repl.model_label(), source=source))
+    runner = agent.setup.shell_sandbox
+    if runner is not None:
+        (repl.note if runner.status.active else repl.warn)(runner.status.describe())
 
 
 # -- /clear /compact ----------------------------------------------------------------------------
