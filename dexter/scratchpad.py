@@ -394,6 +394,11 @@ class Scratchpad:
         """Results fetched after the last compaction (all of them before the first)."""
         return len(self._results) - self._boundary
 
+    def compaction_input(self) -> list[str]:
+        """The compaction input as pieces, one per record (the summary, the marker, each
+        result with its full text); joined by blank lines they are ``tool_results_text()``."""
+        return self._pieces(True)
+
     def _pieces(self, include_cleared: bool) -> list[str]:
         """The parts of the compaction input, in order; joined by blank lines they are the text."""
         blocks = [

@@ -14,7 +14,7 @@ from dexter.context.compaction import (
     compact,
     continuation_message,
     format_summary,
-    split_for_budget,
+    pack_pieces,
 )
 from dexter.context.tokens import estimate_message_tokens, estimate_text_tokens
 from dexter.messages import AssistantMessage, SystemMessage, ToolCall, UserMessage
@@ -100,20 +100,21 @@ def _echo_numbers(request: ModelRequest) -> str:
     return f"<analysis>checked {len(found)}</analysis><summary>Numerical Data: {' '.join(found)}</summary>"
 
 
-def _big_results(count: int, size: int) -> tuple[str, list[str]]:
+def _big_results(count: int, size: int) -> tuple[list[str], list[str]]:
+    """One piece per result, as ``Scratchpad.compaction_input`` gives them."""
     blocks, planted = [], []
     for n in range(count):
         number = f"N{n:03d}={n * 7 + 0.25:.2f}"
         planted.append(number)
         filler = ("revenue by segment and quarter, " * (size // 32 + 1))[:size]
         blocks.append(f"### get_financials(query=segment {n})\n{filler}\n{number}\n{filler}")
-    return "\n\n".join(blocks), planted
+    return blocks, planted
 
 
 async def test_input_larger_than_the_fast_window_is_chunked_and_merged() -> None:
     text, planted = _big_results(count=40, size=6_000)  # ~120,000 tokens
     window, output = 30_000, 2_000
-    assert estimate_text_tokens(text) > window
+    assert estimate_text_tokens("\n\n".join(text)) > window
     model = ScriptedModel([_echo_numbers] * 20)
     result = await compact(model, "Segment trends?", text, fast_window=window,
                            max_output_tokens=output)
@@ -130,12 +131,15 @@ async def test_input_larger_than_the_fast_window_is_chunked_and_merged() -> None
     assert PLANTED.findall(result.summary) == planted
 
 
-def test_split_cuts_between_results_and_slices_a_single_huge_result() -> None:
-    text = "### a(x)\n" + "y" * 4_000 + "\n\n### b(x)\n" + "z" * 4_000
-    chunks = split_for_budget(text, 1_500)
-    assert "".join(chunks) == text
-    assert all(estimate_text_tokens(c) <= 1_500 for c in chunks)
-    assert len(split_for_budget(text, 10_000)) == 1
+def test_packing_keeps_records_whole_and_slices_a_single_huge_one() -> None:
+    small = ["### a(x)\n" + "y" * 400, "### b(x)\n" + "z" * 400, "### c(x)\n" + "w" * 400]
+    assert pack_pieces(small, 10_000) == ["\n\n".join(small)]
+    one = max(estimate_text_tokens(piece) for piece in small) + 1
+    assert pack_pieces(small, one + 2) == small  # a record is never cut when it fits alone
+    huge = ["### a(x)\n" + "y" * 4_000, "### b(x)\n" + "z" * 4_000]
+    chunks = pack_pieces(huge, 600)
+    assert all(estimate_text_tokens(c) <= 600 for c in chunks)
+    assert "".join(chunks).replace("\n", "") == "".join(huge).replace("\n", "")
 
 
 async def test_provider_error_and_empty_reply_are_compaction_errors() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,6 +36,9 @@ class FakeScratchpad:
     def tool_results_text(self) -> str:
         return self.text
 
+    def compaction_input(self) -> list[str]:
+        return [self.text]
+
     def active_tool_result_count(self) -> int:
         return self.results
 
@@ -52,11 +56,11 @@ class Calls:
         self.flushes += 1
         return FlushResult(["2025-03-14.md"], "- holds NVDA")
 
-    async def compact_ok(self, query: str, text: str) -> CompactionResult:
+    async def compact_ok(self, query: str, text: Sequence[str]) -> CompactionResult:
         self.compactions += 1
         return CompactionResult(SUMMARY, calls=1, model="fast")
 
-    async def compact_fail(self, query: str, text: str) -> CompactionResult:
+    async def compact_fail(self, query: str, text: Sequence[str]) -> CompactionResult:
         self.compactions += 1
         raise CompactionError("Compaction returned an empty response.")
 

@@ -312,7 +312,7 @@ class Agent:
     async def _manage_threshold(self, state: RunState, pad: Scratchpad) -> AsyncGenerator[Event, None]:
         setup = self.setup
 
-        async def compactor(query: str, material: str) -> compaction.CompactionResult:
+        async def compactor(query: str, material: Sequence[str]) -> compaction.CompactionResult:
             return await compaction.compact(setup.fast_model, query, material,
                                             fast_window=setup.fast_context_window)
 

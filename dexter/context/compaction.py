@@ -9,6 +9,7 @@ partial summaries are merged, recursively if needed: the summarizer never overfl
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from dexter.context.calls import call_model
@@ -54,7 +55,6 @@ _TEXT_ONLY_CLOSING = (
 _ANALYSIS_RE = re.compile(r"<analysis>.*?(?:</analysis>|(?=<summary>)|\Z)", re.S | re.I)
 _SUMMARY_RE = re.compile(r"<summary>(.*?)(?:</summary>|\Z)", re.S | re.I)
 _BLANK_RUNS = re.compile(r"\n{3,}")
-_RESULT_BOUNDARY = re.compile(r"(?m)^(?=### )")
 
 
 class CompactionError(Exception):
@@ -183,23 +183,26 @@ def apply_compaction(messages: list[Message], summary_message: UserMessage) -> l
 async def compact(
     model: ChatModel,
     query: str,
-    tool_results_text: str,
+    material: str | Sequence[str],
     *,
     fast_window: int,
     system: str = COMPACTION_SYSTEM,
     max_output_tokens: int = DEFAULT_SUMMARY_OUTPUT_TOKENS,
 ) -> CompactionResult:
-    """Summarize ``tool_results_text`` with ``model`` (the fast model), no tools bound.
+    """Summarize ``material`` with ``model`` (the fast model), no tools bound.
 
-    One call when the request fits ``fast_window`` (estimated request plus
-    ``max_output_tokens``, within ``REQUEST_SAFETY`` of the window). Otherwise the input
-    is split at result boundaries into chunks that fit, each chunk is summarized, and the
-    partial summaries are merged with one more call (split again if they still do not
-    fit). Raises ``CompactionError`` on a provider error, an empty reply, or a window too
-    small to summarize anything.
+    ``material`` is the scratchpad's compaction input as pieces, one per record
+    (``Scratchpad.compaction_input``), or one text. One call when the request fits
+    ``fast_window`` (estimated request plus ``max_output_tokens``, within
+    ``REQUEST_SAFETY`` of the window). Otherwise the pieces are packed, in order, into
+    chunks that fit (a piece too big for one chunk is cut between lines), each chunk is
+    summarized, and the partial summaries are merged with one more call (packed again if
+    they still do not fit). Raises ``CompactionError`` on a provider error, an empty
+    reply, or a window too small to summarize anything.
     """
     runner = _Runner(model, query, system, max_output_tokens, fast_window)
-    reply = await runner.summarize(tool_results_text, depth=0)
+    pieces = [material] if isinstance(material, str) else list(material)
+    reply = await runner.summarize(pieces, depth=0)
     return CompactionResult(format_summary(reply), runner.calls, runner.usage, runner.chunks,
                             model.model)
 
@@ -228,14 +231,15 @@ class _Runner:
                 "[context_windows] entry for it or a different fast_model."
             )
 
-    async def summarize(self, text: str, *, depth: int, merging: bool = False) -> str:
+    async def summarize(self, pieces: list[str], *, depth: int, merging: bool = False) -> str:
+        text = "\n\n".join(pieces)
         prompt = (build_merge_prompt(self.query, text) if merging
                   else build_compaction_prompt(self.query, text))
         if self._fits(prompt):
             return await self._call(prompt)
         if depth >= _MAX_MERGE_DEPTH:
             raise CompactionError("Compaction input did not shrink enough after several merge rounds.")
-        chunks = split_for_budget(text, self.material_budget)
+        chunks = pack_pieces(pieces, self.material_budget)
         self.chunks = max(self.chunks, len(chunks))
         partials = []
         for n, chunk in enumerate(chunks, 1):
@@ -243,12 +247,11 @@ class _Runner:
                       else build_chunk_prompt(self.query, chunk, n, len(chunks)))
             reply = await self._call(prompt)
             partials.append(f"### Partial summary {n} of {len(chunks)}\n{_summary_body(reply)}")
-        merged = "\n\n".join(partials)
-        if estimate_text_tokens(merged) >= estimate_text_tokens(text):
+        if estimate_text_tokens("\n\n".join(partials)) >= estimate_text_tokens(text):
             raise CompactionError(
                 "Compaction input did not shrink: the partial summaries were as long as the "
                 "data they summarized.")
-        return await self.summarize(merged, depth=depth + 1, merging=True)
+        return await self.summarize(partials, depth=depth + 1, merging=True)
 
     def _fits(self, prompt: str) -> bool:
         return estimate_message_tokens([UserMessage(prompt)], self.system) <= self.budget
@@ -273,28 +276,25 @@ def _summary_body(reply: str) -> str:
     return format_summary(reply).removeprefix("Summary:\n")
 
 
-def split_for_budget(text: str, max_tokens: int) -> list[str]:
-    """Split ``text`` into pieces of at most ``max_tokens`` estimated tokens.
-
-    Cuts fall between results (lines starting ``### ``) when possible; a single result
-    larger than the budget is cut between lines, and a single over-long line by characters.
-    """
-    pieces: list[str] = []
-    for part in _RESULT_BOUNDARY.split(text):
-        if part:
-            pieces.extend(_split_oversized(part, max_tokens))
+def pack_pieces(pieces: Sequence[str], max_tokens: int) -> list[str]:
+    """Pack ``pieces`` (one per record), in order, into chunks of at most ``max_tokens``
+    estimated tokens, joined by blank lines. A piece larger than the budget is cut between
+    lines, and a single over-long line by characters."""
+    parts: list[str] = []
+    for piece in pieces:
+        parts.extend(_split_oversized(piece, max_tokens))
     chunks: list[str] = []
     current: list[str] = []
     current_tokens = 0
-    for piece in pieces:
-        tokens = estimate_text_tokens(piece)
+    for part in parts:
+        tokens = estimate_text_tokens(part) + 1
         if current and current_tokens + tokens > max_tokens:
-            chunks.append("".join(current))
+            chunks.append("\n\n".join(current))
             current, current_tokens = [], 0
-        current.append(piece)
+        current.append(part)
         current_tokens += tokens
     if current:
-        chunks.append("".join(current))
+        chunks.append("\n\n".join(current))
     return chunks
 
 

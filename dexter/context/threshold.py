@@ -14,7 +14,7 @@ holding the new message list::
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -28,8 +28,8 @@ from dexter.context.truncate import truncate_rounds
 from dexter.events import Compaction, ContextCleared, MemoryFlush
 from dexter.messages import Message, Usage
 
-Compactor = Callable[[str, str], Awaitable[CompactionResult]]
-"""``(query, tool_results_text) -> CompactionResult``; raises on failure."""
+Compactor = Callable[[str, Sequence[str]], Awaitable[CompactionResult]]
+"""``(query, compaction input pieces) -> CompactionResult``; raises on failure."""
 
 Flusher = Callable[[str, str], Awaitable[FlushResult]]
 """``(query, tool_results_text) -> FlushResult``; raises on failure."""
@@ -39,7 +39,10 @@ class ScratchpadView(Protocol):
     """What the threshold stage needs from the scratchpad."""
 
     def tool_results_text(self) -> str:
-        """Compaction input: the summary plus later results, or every result."""
+        """Memory-flush input: the summary plus later results, or every result."""
+
+    def compaction_input(self) -> list[str]:
+        """The same material as pieces, one per record, for compaction to chunk."""
 
     def active_tool_result_count(self) -> int:
         """Results recorded since the last compaction boundary."""
@@ -148,7 +151,7 @@ async def manage_context_threshold(
             and scratchpad.active_tool_result_count() >= cfg.min_tool_results_for_compaction):
         yield Compaction(phase="start", pre_tokens=used, model=compaction_model)
         try:
-            result = await compactor(query, scratchpad.tool_results_text())
+            result = await compactor(query, scratchpad.compaction_input())
         except Exception as exc:
             state.compaction_failures += 1
             yield Compaction(phase="end", success=False, pre_tokens=used,
