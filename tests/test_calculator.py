@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-import dexter.tools.calculator as calculator_module
+import dexter.tools.evaluator as calculator_module
 from dexter.config import Settings
 from dexter.tools.base import ToolContext, ToolFailure
-from dexter.tools.calculator import CalculatorTool, evaluate, format_number, json_number
+from dexter.tools.calculator import CalculatorTool
+from dexter.tools.evaluator import evaluate, format_number, json_number
 
 
 def value(expression: str) -> Decimal:
