@@ -14,7 +14,7 @@ from dexter import events
 
 ROOT = Path(__file__).resolve().parents[1] / "dexter"
 LAYERS: list[set[str]] = [
-    {"config", "events", "messages", "secrets", "text", "failures"},
+    {"config", "events", "messages", "secrets", "text", "failures", "settings_file"},
     {"sandbox", "scratchpad", "data", "memory", "providers", "frontend"},
     {"permissions", "context", "tools"},
     {"agent", "render"},

@@ -141,3 +141,24 @@ def test_save_rule_creates_the_file(tmp_path: Path) -> None:
     path = tmp_path / "new-home" / "settings.json"
     save_rule(path, "deny", parse_rule("WebFetch(domain:evil.com)"))
     assert json.loads(path.read_text()) == {"permissions": {"deny": ["WebFetch(domain:evil.com)"]}}
+
+
+def test_two_processes_writing_settings_keep_each_others_keys(tmp_path: Path) -> None:
+    """Rules and REPL choices share settings.json; concurrent writers lose nothing."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "settings.json"
+    script = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from dexter.settings_file import update_settings_file\n"
+        "path, who = Path(sys.argv[1]), sys.argv[2]\n"
+        "for i in range(40):\n"
+        "    update_settings_file(path, lambda d: d.setdefault(who, []).append(i))\n"
+    )
+    procs = [subprocess.Popen([sys.executable, "-c", script, str(path), who])
+             for who in ("a", "b", "c")]
+    assert [p.wait(timeout=120) for p in procs] == [0, 0, 0]
+    data = json.loads(path.read_text())
+    assert {k: len(v) for k, v in data.items()} == {"a": 40, "b": 40, "c": 40}

@@ -17,7 +17,7 @@ from dexter.config import ConfigError, Settings
 from dexter.context.trace import TraceFn
 from dexter.events import MemoryRecalled
 from dexter.messages import Message
-from dexter.permissions.engine import build_permission_engine
+from dexter.permissions.engine import build_permission_engine, noninteractive_engine
 from dexter.sandbox.runner import SandboxRunner
 from dexter.tools.base import Tool, UserInputFn
 
@@ -56,11 +56,14 @@ def build_session(
     tools: Sequence[Tool[Any]] | None = None,
     memory_enabled: bool | None = None,
     recall: tuple[MemoryRecalled | None, str] | None = None,
+    preapproved: tuple[Sequence[str], bool] | None = None,
 ) -> Session:
     """Resolve the model and build the agent. Raises ``ConfigError`` for a missing key.
 
     ``recall``: the session's memory recall (event, text) to reuse instead of reading the
     memory files again, so a rebuild mid-session (another model, new rules) keeps it frozen.
+    ``preapproved``: ``(--allow values, --yes)`` for a run with nobody to ask; every ask is
+    then decided by them (``NonInteractivePermissions``).
     """
     from dexter.providers.call import create_chat_model
     from dexter.providers.registry import resolve_model
@@ -93,7 +96,9 @@ def build_session(
         settings=settings, model=model, fast_model=fast,
         context_window=resolved.context_window, fast_context_window=fast_window,
         tools=tools, system_prompt=prompt,
-        permissions=build_permission_engine(settings, Path.cwd(), runner.status),
+        permissions=(build_permission_engine(settings, Path.cwd(), runner.status)
+                     if preapproved is None else
+                     noninteractive_engine(settings, Path.cwd(), runner.status, *preapproved)),
         shell_sandbox=runner,
         approver=approver, history=history, queue=queue,
         memory_dir=(settings.home_path / "memory") if memory is not None else None,

@@ -118,6 +118,27 @@ class Agent:
         self._specs_tokens = estimate_tool_specs_tokens(self._tool_specs)
         self._token_cache = MessageTokenCache()
 
+    # -- the conversation the next run starts from (the REPL's only way to change it) --------
+
+    def use_history(self, history: Sequence[Message]) -> None:
+        """The earlier turns the next run sends before its query."""
+        self.setup.history = tuple(history)
+
+    def forget(self) -> None:
+        """Drop the conversation: earlier turns and the last run's messages (``/clear``)."""
+        self.setup.history = ()
+        self.messages = []
+
+    def drop_last_run(self) -> None:
+        """Forget the last run's messages (its turn was summarized into the history)."""
+        self.messages = []
+
+    def repaired_messages(self) -> list[Message]:
+        """The last run's messages with every tool call paired with a result (after an
+        interrupt); they become the agent's messages and are returned."""
+        self.messages, _report = repair.repair_transcript(list(self.messages))
+        return self.messages
+
     async def run(self, query: str) -> AsyncGenerator[Event, None]:
         """Answer one query, yielding every step as an event; the last one is ``Done``."""
         settings = self.settings

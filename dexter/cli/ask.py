@@ -8,7 +8,6 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from dexter.config import ConfigError
 from dexter.events import Done
@@ -23,7 +22,6 @@ from dexter.frontend import (
     settings_for,
     stdout_console,
 )
-from dexter.permissions.base import Behavior, PermissionDecision
 from dexter.secrets import scrub
 
 
@@ -44,28 +42,6 @@ class AskOptions:
     plain: bool = False
 
 
-class NonInteractivePermissions:
-    """The permission engine for a run with nobody to ask (``dexter ask``).
-
-    Every ``ask`` becomes ``allow`` when ``--allow``/``--yes`` pre-approved it and ``deny``
-    otherwise, with a reason that says which flag would allow it. ``deny`` decisions (the
-    built-in floor and deny rules) stay ``deny`` whatever the flags say.
-    """
-
-    def __init__(self, engine: Any, allow: list[str], yes: bool) -> None:
-        self.engine = engine
-        self.allow = [item.strip() for item in allow if item.strip()]
-        self.yes = yes
-
-    def evaluate(self, tool_name: str, args: dict[str, Any], needs_approval: bool) -> PermissionDecision:
-        decision: PermissionDecision = self.engine.decide_noninteractive(
-            tool_name, args, needs_approval, self.allow, self.yes)
-        return decision
-
-    def add_rule(self, kind: Behavior, rule: str) -> None:
-        self.engine.add_rule(kind, rule)
-
-
 def run_ask(options: AskOptions) -> int:
     """Run one question; returns the process exit code."""
     if not options.question.strip():
@@ -79,10 +55,12 @@ def run_ask(options: AskOptions) -> int:
         from dexter.agent.factory import build_session
         from dexter.context.trace import stderr_trace
 
+        allow = [item.strip() for item in options.allow if item.strip()]
         session = build_session(
             settings,
             interactive=False,
             trace=stderr_trace() if settings.trace else None,
+            preapproved=(allow, options.yes),
         )
     except (CliError, ConfigError) as exc:
         print_error(str(exc))
@@ -95,8 +73,7 @@ def run_ask(options: AskOptions) -> int:
     if problems:
         print_error("\n".join(problems))
         return EXIT_USAGE
-    setup.permissions = NonInteractivePermissions(setup.permissions, options.allow, options.yes)
-    for warning in getattr(setup.permissions.engine, "warnings", []):
+    for warning in getattr(getattr(setup.permissions, "engine", None), "warnings", []):
         print_error(f"settings.json: {warning}")
     from dexter.agent.factory import shell_notice
 

@@ -385,6 +385,28 @@ def preapproved(tool_name: str, allow_list: Collection[str], yes: bool,
     return False
 
 
+class NonInteractivePermissions:
+    """The permission engine for a run with nobody to ask (``dexter ask``).
+
+    Every ``ask`` becomes ``allow`` when ``--allow``/``--yes`` pre-approved it and ``deny``
+    otherwise, with a reason that says which flag would allow it. ``deny`` decisions (the
+    built-in floor and deny rules) stay ``deny`` whatever the flags say.
+    """
+
+    def __init__(self, engine: RuleBasedPermissions, allow: Sequence[str], yes: bool) -> None:
+        self.engine = engine
+        self.allow = [item.strip() for item in allow if item.strip()]
+        self.yes = yes
+
+    def evaluate(self, tool_name: str, args: dict[str, Any], needs_approval: bool) -> PermissionDecision:
+        decision: PermissionDecision = self.engine.decide_noninteractive(
+            tool_name, args, needs_approval, self.allow, self.yes)
+        return decision
+
+    def add_rule(self, kind: Behavior, rule: str) -> None:
+        self.engine.add_rule(kind, rule)
+
+
 def build_permission_engine(settings: Settings, cwd: Path | None = None,
                             shell_status: SandboxStatus | None = None) -> RuleBasedPermissions:
     """The engine for a run: rules from ``DEXTER_HOME/settings.json``, paths checked at
@@ -395,3 +417,10 @@ def build_permission_engine(settings: Settings, cwd: Path | None = None,
     return RuleBasedPermissions(cwd, settings.home_path, contained=shell_status,
                                 auto_allow_sandboxed=settings.bash.auto_allow_sandboxed,
                                 writable=writable)
+
+
+def noninteractive_engine(settings: Settings, cwd: Path, shell_status: SandboxStatus | None,
+                          allow: Sequence[str], yes: bool) -> NonInteractivePermissions:
+    """The engine for a run nobody can answer: ``--allow``/``--yes`` decide every ask."""
+    return NonInteractivePermissions(build_permission_engine(settings, cwd, shell_status),
+                                     allow, yes)

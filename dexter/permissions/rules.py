@@ -22,17 +22,16 @@ any other keys, which are preserved when a rule is added. Malformed rules are re
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shlex
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from dexter.permissions.base import Behavior
 from dexter.permissions.shell_parse import Segment, parse_command
+from dexter.settings_file import SettingsFileError, read_settings_file, update_settings_file
 
 RuleKind = Literal["tool", "exact", "prefix", "domain"]
 
@@ -250,22 +249,13 @@ def rules_from_dict(data: Any, source: str = "settings.json") -> RuleSet:
     return rules
 
 
-class SettingsFileError(Exception):
-    """settings.json exists but cannot be used; the message names the file and the fix."""
-
-
 def read_settings(path: Path) -> dict[str, Any]:
     """The settings object (empty when the file does not exist)."""
-    if not path.exists():
-        return {}
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise SettingsFileError(f"{path} is not readable JSON ({exc}). Fix or move it; "
+        return read_settings_file(path)
+    except SettingsFileError as exc:
+        raise SettingsFileError(f"{path} is not readable JSON ({exc}) Fix or move it; "
                                 "permission rules in it are not in effect.") from None
-    if not isinstance(data, dict):
-        raise SettingsFileError(f"{path} must hold a JSON object.")
-    return data
 
 
 def load_rules(path: Path) -> RuleSet:
@@ -279,28 +269,20 @@ def load_rules(path: Path) -> RuleSet:
 
 def save_rule(path: Path, kind: Behavior, rule: Rule) -> None:
     """Add a rule to the settings file atomically, keeping every other key."""
-    data = read_settings(path)
-    permissions = data.get("permissions")
-    if permissions is None:
-        permissions = data["permissions"] = {}
-    if not isinstance(permissions, dict):
-        raise SettingsFileError(f"{path}: 'permissions' is not an object; fix it by hand first.")
-    entries = permissions.setdefault(kind, [])
-    if not isinstance(entries, list):
-        raise SettingsFileError(f"{path}: permissions.{kind} is not a list; fix it by hand first.")
-    text = str(rule)
-    if text not in entries:
-        entries.append(text)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".settings.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=2, ensure_ascii=False)
-            handle.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+
+    def add(data: dict[str, Any]) -> None:
+        permissions = data.get("permissions")
+        if permissions is None:
+            permissions = data["permissions"] = {}
+        if not isinstance(permissions, dict):
+            raise SettingsFileError(f"{path}: 'permissions' is not an object; fix it by hand first.")
+        entries = permissions.setdefault(kind, [])
+        if not isinstance(entries, list):
+            raise SettingsFileError(f"{path}: permissions.{kind} is not a list; fix it by hand first.")
+        if str(rule) not in entries:
+            entries.append(str(rule))
+
+    update_settings_file(path, add)
 
 
 def propose_bash_rule(seg: Segment, read_only: bool) -> Rule:

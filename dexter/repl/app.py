@@ -54,7 +54,6 @@ from dexter.agent.executor import ApprovalRequest
 from dexter.agent.factory import Session, build_session, shell_notice
 from dexter.agent.queue import MessageQueue
 from dexter.config import ConfigError, Settings
-from dexter.context import repair
 from dexter.context.tokens import estimate_message_tokens, estimate_tool_specs_tokens
 from dexter.events import ApprovalChoice, Done, Event, QueueDrain, ToolEnd, ToolProgress, ToolStart
 from dexter.messages import Message, SystemMessage, UserMessage
@@ -374,7 +373,7 @@ class Repl:
             return "error"
         agent = session.agent
         history = self.history.messages()
-        agent.setup.history = tuple(history)
+        agent.use_history(history)
         new_query = getattr(agent.setup.session_grants, "new_query", None)
         if callable(new_query):
             new_query()
@@ -435,8 +434,7 @@ class Repl:
     def _record_interrupt(self, agent: Any, query: str, drained: list[str],
                           history: list[Message], started: float) -> None:
         """Repair the transcript, keep it for the next question, log it, say so."""
-        messages, _report = repair.repair_transcript(list(agent.messages))
-        agent.messages = messages
+        messages = agent.repaired_messages()
         transcript = run_part(messages, history, query)
         self.history.add(Turn(query="\n\n".join([query, *drained]), answer="", status="interrupted", timestamp=now_iso(),
                               transcript=transcript))

@@ -127,8 +127,7 @@ async def clear_command(repl: Repl, _arg: str) -> None:
     repl.queue.clear()
     agent = repl.agent
     if agent is not None:
-        agent.messages = []
-        agent.setup.history = ()
+        agent.forget()
     repl.context_tokens = repl.estimate_next_request()
     if repl.fancy:
         from prompt_toolkit.shortcuts import clear
@@ -173,7 +172,7 @@ async def compact_command(repl: Repl, _arg: str) -> None:
         repl.error(f"Compaction failed, the history is unchanged: {exc}")
         return
     repl.history.replace_with_summary(result.summary)
-    agent.messages = []
+    agent.drop_last_run()
     after = estimate_message_tokens(repl.history.messages())
     repl.costs.add(agent.setup.fast_model.model, result.usage.to_dict(),
                    model_price(agent.setup.fast_model.model, repl.settings))

@@ -1,22 +1,25 @@
 """Choices the REPL remembers between sessions, kept in ``DEXTER_HOME/settings.json``.
 
-The same file holds the permission rules (``permissions``), so every write reads the
-whole object, changes one key and replaces the file atomically: other keys survive.
+The same file holds the permission rules (``permissions``); :mod:`dexter.settings_file`
+owns reading and writing it (one key changed at a time, atomically, under a lock).
 Keys written here: ``model`` (from ``/model``) and ``web_search_provider`` (``/search``).
 """
 
 from __future__ import annotations
 
-import json
 import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from dexter.config import Settings
+from dexter.settings_file import (
+    SETTINGS_FILE,
+    SettingsFileError,
+    read_settings_file,
+    update_settings_file,
+)
 
-SETTINGS_FILE = "settings.json"
 MODEL_KEY = "model"
 SEARCH_KEY = "web_search_provider"
 
@@ -36,40 +39,17 @@ def read_saved(path: Path) -> dict[str, Any]:
     Raises ``SettingsStoreError`` when it exists but is not a JSON object.
     """
     try:
-        raw = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return {}
-    except OSError as exc:
-        raise SettingsStoreError(f"Cannot read {path}: {exc.strerror}.") from None
-    if not raw.strip():
-        return {}
-    try:
-        data = json.loads(raw)
-    except ValueError as exc:
-        raise SettingsStoreError(
-            f"{path} is not valid JSON ({exc}). Fix it or move it aside.") from None
-    if not isinstance(data, dict):
-        raise SettingsStoreError(f"{path} must hold a JSON object. Fix it or move it aside.")
-    return data
+        return read_settings_file(path)
+    except SettingsFileError as exc:
+        raise SettingsStoreError(str(exc)) from None
 
 
 def save_setting(path: Path, key: str, value: str) -> None:
-    """Set one top-level key, keeping every other key; the file is replaced atomically."""
-    data = read_saved(path)
-    data[key] = value
+    """Set one top-level key, keeping every other key (through :mod:`dexter.settings_file`)."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".settings.", suffix=".tmp")
-    except OSError as exc:
-        raise SettingsStoreError(f"Cannot write {path}: {exc.strerror}.") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=2, ensure_ascii=False)
-            handle.write("\n")
-        os.replace(tmp, path)
-    except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
-        raise SettingsStoreError(f"Cannot write {path}: {exc.strerror}.") from None
+        update_settings_file(path, lambda data: data.__setitem__(key, value))
+    except SettingsFileError as exc:
+        raise SettingsStoreError(str(exc)) from None
 
 
 def _saved_string(settings: Settings, key: str) -> str | None:

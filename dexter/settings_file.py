@@ -1,0 +1,81 @@
+"""``DEXTER_HOME/settings.json``: the one module that reads and writes it.
+
+The file holds the permission rules (``permissions``, written by "always allow") and the
+REPL's remembered choices (``model``, ``web_search_provider``). Every write locks the
+folder, reads the whole object, changes it and replaces the file atomically, so two
+dexter processes never lose each other's keys and a crash never leaves half a file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+SETTINGS_FILE = "settings.json"
+
+
+class SettingsFileError(Exception):
+    """settings.json cannot be read or written; the message names the file and the fix."""
+
+
+def read_settings_file(path: Path) -> dict[str, Any]:
+    """The settings object; empty when the file does not exist or is blank.
+
+    Raises ``SettingsFileError`` when it exists but is not a readable JSON object.
+    """
+    try:
+        raw = path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        return {}
+    except UnicodeDecodeError:
+        raise SettingsFileError(f"{path} is not valid JSON (it is not UTF-8 text). Fix it or "
+                                "move it aside.") from None
+    except OSError as exc:
+        raise SettingsFileError(f"Cannot read {path}: {exc.strerror}.") from None
+    if not raw.strip():
+        return {}
+    try:
+        data = json.loads(raw)
+    except ValueError as exc:
+        raise SettingsFileError(f"{path} is not valid JSON ({exc}). Fix it or move it aside.") from None
+    if not isinstance(data, dict):
+        raise SettingsFileError(f"{path} must hold a JSON object. Fix it or move it aside.")
+    return data
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """An exclusive lock on the file's folder (no lock file is left behind)."""
+    fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def update_settings_file(path: Path, change: Callable[[dict[str, Any]], None]) -> None:
+    """Apply ``change`` to the settings object and write it back, atomically and under a
+    lock (other keys survive, and so do other processes' writes)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with _locked(path):
+            data = read_settings_file(path)
+            change(data)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".settings.", suffix=".tmp")
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                    json.dump(data, handle, indent=2, ensure_ascii=False)
+                    handle.write("\n")
+                os.replace(tmp, path)
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
+    except OSError as exc:
+        raise SettingsFileError(f"Cannot write {path}: {exc.strerror}.") from None
