@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from dexter.config import ContextSettings
 from dexter.context.compaction import CompactionError, CompactionResult, compact
 from dexter.context.flush import FlushResult, memory_flush
 from dexter.context.threshold import (
+    ThresholdInputs,
     ThresholdItem,
     ThresholdOutcome,
     ThresholdState,
@@ -25,6 +27,12 @@ from tests.context_builders import head, rounds
 CFG = ContextSettings()
 WINDOW = 128_000  # threshold 95,000
 SUMMARY = "Summary:\n## 6. Numerical Data\nrevenue 60.92B"
+
+
+def threshold_stage(messages: list[Message], *, state: ThresholdState,
+                    **inputs: Any) -> AsyncGenerator[ThresholdItem, None]:
+    """The stage with its inputs written as keywords, as the tests read best."""
+    return manage_context_threshold(messages, ThresholdInputs(**inputs), state)
 
 
 @dataclass
@@ -75,7 +83,7 @@ async def _run(messages: list[Message], calls: Calls, *, state: ThresholdState |
                ) -> tuple[list[Event], ThresholdOutcome, ThresholdState]:
     state = state or ThresholdState()
     items: list[ThresholdItem] = []
-    async for item in manage_context_threshold(
+    async for item in threshold_stage(
         messages, query="NVDA growth?", cfg=cfg, window=WINDOW,
         scratchpad=scratchpad or FakeScratchpad(results=results),
         compactor=calls.compact_fail if fail else calls.compact_ok, state=state,
@@ -164,7 +172,7 @@ async def test_flush_runs_once_per_cycle_and_a_failed_flush_does_not_stop_compac
         raise OSError("read-only file system")
 
     state = ThresholdState()
-    items = [item async for item in manage_context_threshold(
+    items = [item async for item in threshold_stage(
         head() + rounds(8), query="q", cfg=CFG, window=WINDOW, scratchpad=FakeScratchpad(),
         compactor=calls.compact_ok, state=state, flush=broken_flush, last_reported_input=96_000)]
     flush_end = items[1]
@@ -189,7 +197,7 @@ async def test_growth_since_the_reported_call_counts() -> None:
     calls = Calls()
     messages = head() + rounds(2)
     grown = estimate_message_tokens(messages)
-    items = [item async for item in manage_context_threshold(
+    items = [item async for item in threshold_stage(
         messages, query="q", cfg=CFG, window=WINDOW, scratchpad=FakeScratchpad(results=0),
         compactor=calls.compact_ok, state=ThresholdState(), last_reported_input=94_990,
         reported_basis=0, trace=calls.trace)]
@@ -213,7 +221,7 @@ async def test_with_the_real_stages_the_compaction_call_has_no_tools(tmp_path: P
     fast = ScriptedModel(["<analysis>draft</analysis><summary>revenue 60.92B</summary>"])
     main = ScriptedModel(["NO_MEMORY_TO_FLUSH"])
     state = ThresholdState()
-    items = [item async for item in manage_context_threshold(
+    items = [item async for item in threshold_stage(
         head() + rounds(8), query="NVDA growth?", cfg=CFG, window=WINDOW,
         scratchpad=FakeScratchpad(), state=state, last_reported_input=120_000,
         compactor=functools.partial(compact, fast, fast_window=128_000),

@@ -344,22 +344,15 @@ class Agent:
                                             memory_dir=setup.memory_dir)
 
         outcome: threshold.ThresholdOutcome | None = None
-        stage = threshold.manage_context_threshold(
-            self.messages,
-            query=state.query,
-            cfg=self.settings.context,
-            window=setup.context_window,
-            scratchpad=pad,
-            compactor=compactor,
-            state=state.threshold,
+        inputs = threshold.ThresholdInputs(
+            query=state.query, cfg=self.settings.context, window=setup.context_window,
+            scratchpad=pad, compactor=compactor,
             flush=flusher if setup.memory_dir is not None else None,
-            last_reported_input=state.last_input_tokens,
-            reported_basis=state.reported_basis,
-            extra_tokens=self._specs_tokens,
-            compaction_model=setup.fast_model.model,
-            trace=setup.trace,
-            estimate_view=self._token_cache.estimate,
+            last_reported_input=state.last_input_tokens, reported_basis=state.reported_basis,
+            extra_tokens=self._specs_tokens, compaction_model=setup.fast_model.model,
+            trace=setup.trace, estimate_view=self._token_cache.estimate,
         )
+        stage = threshold.manage_context_threshold(self.messages, inputs, state.threshold)
         async with aclosing(stage) as items:
             async for item in items:
                 if isinstance(item, threshold.ThresholdOutcome):

@@ -82,23 +82,34 @@ class ThresholdOutcome:
 ThresholdItem = MemoryFlush | Compaction | ContextCleared | ThresholdOutcome
 
 
+@dataclass(frozen=True)
+class ThresholdInputs:
+    """What the threshold step works with in one turn (besides the view and its state).
+
+    ``flush`` is given when memory is on; ``last_reported_input`` is the provider's count
+    for the last call and ``reported_basis`` the estimate of the view it was sent with;
+    ``system`` counts only when the system prompt is not ``messages[0]``; ``extra_tokens``
+    are the tool schemas; ``estimate_view(messages, system)`` estimates a view (the loop
+    passes its cache).
+    """
+
+    query: str
+    cfg: ContextSettings
+    window: int
+    scratchpad: ScratchpadView
+    compactor: Compactor
+    flush: Flusher | None = None
+    last_reported_input: int | None = None
+    reported_basis: int | None = None
+    system: str = ""
+    extra_tokens: int = 0
+    compaction_model: str = ""
+    trace: TraceFn | None = None
+    estimate_view: Callable[[list[Message], str], int] = estimate_message_tokens
+
+
 async def manage_context_threshold(
-    messages: list[Message],
-    *,
-    query: str,
-    cfg: ContextSettings,
-    window: int,
-    scratchpad: ScratchpadView,
-    compactor: Compactor,
-    state: ThresholdState,
-    flush: Flusher | None = None,
-    last_reported_input: int | None = None,
-    reported_basis: int | None = None,
-    system: str = "",
-    extra_tokens: int = 0,
-    compaction_model: str = "",
-    trace: TraceFn | None = None,
-    estimate_view: Callable[[list[Message], str], int] = estimate_message_tokens,
+    messages: list[Message], inputs: ThresholdInputs, state: ThresholdState,
 ) -> AsyncGenerator[ThresholdItem, None]:
     """Bring the view under the threshold; yields events, then one ``ThresholdOutcome``.
 
@@ -119,8 +130,12 @@ async def manage_context_threshold(
        the threshold, fewer rounds are kept, down to one (one ``ContextCleared`` event).
 
     After a step that changed the view, its estimate replaces the provider's (stale) count.
-    ``estimate_view(messages, system)`` estimates a view (the loop passes its cache).
     """
+    query, cfg, window, scratchpad = inputs.query, inputs.cfg, inputs.window, inputs.scratchpad
+    compactor, flush, trace, system = inputs.compactor, inputs.flush, inputs.trace, inputs.system
+    last_reported_input, reported_basis = inputs.last_reported_input, inputs.reported_basis
+    extra_tokens, compaction_model = inputs.extra_tokens, inputs.compaction_model
+    estimate_view = inputs.estimate_view
     threshold = context_threshold(window, cfg)
     fixed = extra_tokens
 
