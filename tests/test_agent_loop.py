@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from pathlib import Path
 from typing import Any, ClassVar
@@ -349,7 +350,10 @@ async def test_cancel_mid_run_keeps_the_scratchpad(tmp_path: Path) -> None:
     with pytest.raises(asyncio.CancelledError):
         await task
     assert agent.scratchpad is not None
-    assert "slow question" in agent.scratchpad.path.read_text(encoding="utf-8")
+    text = agent.scratchpad.path.read_text(encoding="utf-8")
+    assert "slow question" in text
+    last = json.loads(text.splitlines()[-1])  # the loop recorded how the run ended
+    assert (last["type"], last["status"]) == ("done", "interrupted")
     # the next run starts from a repaired transcript: the unanswered call gets a result
     from dexter.context.repair import repair_transcript
 
@@ -363,6 +367,19 @@ async def test_cancel_mid_run_keeps_the_scratchpad(tmp_path: Path) -> None:
 def _reported(reply: AssistantMessage | str, input_tokens: int) -> ModelResponse:
     message = reply if isinstance(reply, AssistantMessage) else AssistantMessage(text=reply)
     return ModelResponse(message=message, usage=Usage(input_tokens=input_tokens, output_tokens=5))
+
+
+async def test_closing_the_stream_records_an_interrupted_run_once(tmp_path: Path) -> None:
+    model = ScriptedModel([AssistantMessage(tool_calls=(call("sleepy_read", "s1", seconds=5, label="slow"),))])
+    agent = make_agent(tmp_path, model)
+    events = agent.run("closed early")
+    async for event in events:
+        if isinstance(event, ToolStart):
+            break
+    await events.aclose()  # what `dexter ask` does on Ctrl-C or a closed pipe
+    assert agent.scratchpad is not None
+    entries = [json.loads(line) for line in agent.scratchpad.path.read_text().splitlines()]
+    assert [e["status"] for e in entries if e["type"] == "done"] == ["interrupted"]
 
 
 # The last round's call and result are added to the reported count as an estimate (a few

@@ -269,8 +269,10 @@ def test_ctrl_c_mid_stream_exits_130_and_keeps_the_scratchpad(fake: FakeLLM, tmp
     entries = [json.loads(line) for line in pads[0].read_text(encoding="utf-8").splitlines()]
     assert entries[0]["query"] == "interrupt me"
     assert any(e["type"] == "tool_result" and "42" in json.dumps(e["result"]) for e in entries)
+    # the record says how the run ended, and replay shows it
+    assert (entries[-1]["type"], entries[-1]["status"]) == ("done", "interrupted")
     replayed = run_cli(["replay", str(pads[0])], cwd=tmp_path, env=cli_env(fake, tmp_path))
-    assert replayed.code == 0 and "did not finish" in (replayed.stdout + replayed.stderr).lower()
+    assert replayed.code == 0 and "interrupted by the user" in replayed.stdout.lower()
 
 
 def test_a_reader_that_goes_away_ends_the_run_quietly(fake: FakeLLM, tmp_path: Path) -> None:

@@ -9,6 +9,8 @@ and turns what the stages report into events.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import time
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
@@ -140,7 +142,35 @@ class Agent:
         return self.messages
 
     async def run(self, query: str) -> AsyncGenerator[Event, None]:
-        """Answer one query, yielding every step as an event; the last one is ``Done``."""
+        """Answer one query, yielding every step as an event; the last one is ``Done``.
+
+        A run cut short (the task cancelled, or the caller closing the stream on Ctrl-C)
+        still leaves a record: an interrupted ``done`` entry in its scratchpad.
+        """
+        started = time.monotonic()
+        finished = False
+        try:
+            async with aclosing(self._run(query)) as events:
+                async for event in events:
+                    finished = finished or isinstance(event, Done)
+                    yield event
+        except (asyncio.CancelledError, GeneratorExit, KeyboardInterrupt):
+            if not finished:
+                self._record_interrupted(started)
+            raise
+
+    def _record_interrupted(self, started: float) -> None:
+        pad = self.scratchpad
+        if pad is None:
+            return
+        with contextlib.suppress(Exception):  # recording must never mask the interrupt
+            pad.record_event(Done(
+                answer="Interrupted by the user.", status="interrupted",
+                tool_calls=pad.tool_call_records(),
+                total_time_ms=int((time.monotonic() - started) * 1000),
+                model=self.setup.model.model))
+
+    async def _run(self, query: str) -> AsyncGenerator[Event, None]:
         settings = self.settings
         query = clean(query)  # argv and pasted text can hold undecodable bytes
         register_pasted_keys(query)  # a key pasted into the question is scrubbed everywhere

@@ -438,14 +438,7 @@ class Repl:
         transcript = run_part(messages, history, query)
         self.history.add(Turn(query="\n\n".join([query, *drained]), answer="", status="interrupted", timestamp=now_iso(),
                               transcript=transcript))
-        pad = agent.scratchpad
-        if pad is not None:
-            with contextlib.suppress(Exception):  # the log must never block the prompt
-                pad.record_event(Done(
-                    answer="Interrupted by the user.", status="interrupted",
-                    tool_calls=pad.tool_call_records(),
-                    total_time_ms=int((time.monotonic() - started) * 1000),
-                    model=agent.setup.model.model))
+        # the loop itself wrote the interrupted record to the scratchpad
         self.context_tokens = context_estimate(agent, messages)
         self.print(INTERRUPTED_LINE, style=WARNING)
 
