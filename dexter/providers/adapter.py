@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from dexter.providers.base import ModelRequest, ModelResponse, StreamChunk
 from dexter.providers.errors import ProviderError, classify_error
@@ -25,18 +25,38 @@ class StreamAccumulator(Protocol):
         """The complete reply; raises ``ProviderError`` if the stream never finished."""
 
 
-class SDKChatModel(ABC):
-    """Base class of the SDK adapters (implements the ``ChatModel`` protocol)."""
+_SDK_DEFAULT = "<the adapter's own>"
 
-    def __init__(self, *, model: str, provider_id: str, provider_display: str, key_env: str | None,
-                 base_url: str, api_key: str, client: Any) -> None:
+
+class SDKChatModel(ABC):
+    """Base class of the SDK adapters (implements the ``ChatModel`` protocol).
+
+    A subclass names its provider (``provider_id``, ``provider_display``, ``key_env``) and
+    how to build its SDK client (``_new_client``); the constructor is shared. The client is
+    created without SDK retries (the caller retries, honouring ``Retry-After``).
+    """
+
+    provider_id_default: ClassVar[str]
+    provider_display_default: ClassVar[str]
+    key_env_default: ClassVar[str | None]
+
+    def __init__(self, *, model: str, api_key: str, base_url: str,
+                 provider_id: str = _SDK_DEFAULT, provider_display: str = _SDK_DEFAULT,
+                 key_env: str | None = _SDK_DEFAULT, timeout: float = 600.0,
+                 client: Any = None) -> None:
         self._model = model
-        self._provider_id = provider_id
-        self._display = provider_display
-        self._key_env = key_env
+        self._provider_id = self.provider_id_default if provider_id == _SDK_DEFAULT else provider_id
+        self._display = (self.provider_display_default if provider_display == _SDK_DEFAULT
+                         else provider_display)
+        self._key_env = self.key_env_default if key_env == _SDK_DEFAULT else key_env
         self._base_url = base_url
         self._api_key = api_key
-        self._client = client
+        self._client = client if client is not None else self._new_client(api_key, base_url, timeout)
+
+    @classmethod
+    @abstractmethod
+    def _new_client(cls, api_key: str, base_url: str, timeout: float) -> Any:
+        """The SDK's async client for this provider."""
 
     @property
     def model(self) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from dexter.messages import (
     AssistantMessage,
@@ -338,25 +338,16 @@ def _usage_dict(usage: Any) -> dict[str, Any]:
 class AnthropicModel(SDKChatModel):
     """``ChatModel`` over ``anthropic.AsyncAnthropic`` Messages (retries are the caller's)."""
 
-    def __init__(
-        self,
-        *,
-        model: str,
-        api_key: str,
-        base_url: str,
-        provider_id: str = "anthropic",
-        provider_display: str = "Anthropic",
-        key_env: str | None = "ANTHROPIC_API_KEY",
-        timeout: float = 600.0,
-        client: AsyncAnthropic | None = None,
-    ) -> None:
-        if client is None:
-            from anthropic import AsyncAnthropic
+    provider_id_default: ClassVar[str] = "anthropic"
+    provider_display_default: ClassVar[str] = "Anthropic"
+    key_env_default: ClassVar[str | None] = "ANTHROPIC_API_KEY"
+    _client: AsyncAnthropic
 
-            client = AsyncAnthropic(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout)
-        super().__init__(model=model, provider_id=provider_id, provider_display=provider_display,
-                         key_env=key_env, base_url=base_url, api_key=api_key, client=client)
-        self._client: AsyncAnthropic = client
+    @classmethod
+    def _new_client(cls, api_key: str, base_url: str, timeout: float) -> AsyncAnthropic:
+        from anthropic import AsyncAnthropic
+
+        return AsyncAnthropic(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout)
 
     def _accumulator(self) -> AnthropicStreamAccumulator:
         return AnthropicStreamAccumulator()

@@ -25,6 +25,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, 
 
 from dexter.config import ConfigError, Settings
 from dexter.events import ProviderRetry
+from dexter.providers.adapter import SDKChatModel
 from dexter.providers.base import ChatModel, ModelRequest, ModelResponse, StreamChunk
 from dexter.providers.errors import RETRYABLE, ProviderError, classify_error
 from dexter.providers.registry import (
@@ -166,18 +167,13 @@ def create_chat_model(
     if key is None and provider.api_key_env is not None:
         raise ConfigError(missing_key_message(resolved))
     base_url = base_url_for(provider, settings, env)
+    adapter: type[SDKChatModel]
     if provider.kind == "anthropic":
-        from dexter.providers.anthropic_messages import AnthropicModel
-
-        return AnthropicModel(
-            model=resolved.model, api_key=key or NO_KEY_PLACEHOLDER, base_url=base_url,
-            provider_id=provider.id, provider_display=provider.display_name,
-            key_env=provider.api_key_env, timeout=settings.request_timeout,
-        )
-    from dexter.providers.openai_chat import OpenAIChatModel
-
-    return OpenAIChatModel(
-        model=resolved.model, provider_id=provider.id, provider_display=provider.display_name,
-        api_key=key or NO_KEY_PLACEHOLDER, base_url=base_url, key_env=provider.api_key_env,
-        timeout=settings.request_timeout,
+        from dexter.providers.anthropic_messages import AnthropicModel as adapter
+    else:
+        from dexter.providers.openai_chat import OpenAIChatModel as adapter
+    return adapter(
+        model=resolved.model, api_key=key or NO_KEY_PLACEHOLDER, base_url=base_url,
+        provider_id=provider.id, provider_display=provider.display_name,
+        key_env=provider.api_key_env, timeout=settings.request_timeout,
     )

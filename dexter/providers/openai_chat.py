@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from dexter.messages import (
     AssistantMessage,
@@ -381,25 +381,16 @@ class OpenAIStreamAccumulator:
 class OpenAIChatModel(SDKChatModel):
     """``ChatModel`` over ``openai.AsyncOpenAI`` Chat Completions (retries are the caller's)."""
 
-    def __init__(
-        self,
-        *,
-        model: str,
-        api_key: str,
-        base_url: str,
-        provider_id: str = "openai",
-        provider_display: str = "OpenAI",
-        key_env: str | None = "OPENAI_API_KEY",
-        timeout: float = 600.0,
-        client: AsyncOpenAI | None = None,
-    ) -> None:
-        if client is None:
-            from openai import AsyncOpenAI
+    provider_id_default: ClassVar[str] = "openai"
+    provider_display_default: ClassVar[str] = "OpenAI"
+    key_env_default: ClassVar[str | None] = "OPENAI_API_KEY"
+    _client: AsyncOpenAI
 
-            client = AsyncOpenAI(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout)
-        super().__init__(model=model, provider_id=provider_id, provider_display=provider_display,
-                         key_env=key_env, base_url=base_url, api_key=api_key, client=client)
-        self._client: AsyncOpenAI = client
+    @classmethod
+    def _new_client(cls, api_key: str, base_url: str, timeout: float) -> AsyncOpenAI:
+        from openai import AsyncOpenAI
+
+        return AsyncOpenAI(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout)
 
     def _accumulator(self) -> OpenAIStreamAccumulator:
         return OpenAIStreamAccumulator()
