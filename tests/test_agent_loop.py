@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 import pytest
 from pydantic import BaseModel
 
+from dexter.agent.conversation import Conversation
 from dexter.agent.executor import ApprovalRequest, ToolExecutor, TurnResults
 from dexter.agent.loop import Agent, AgentSetup
 from dexter.agent.queue import MessageQueue
@@ -337,10 +338,11 @@ async def test_scratchpad_holds_every_result_in_full(tmp_path: Path) -> None:
 async def test_cancel_mid_run_keeps_the_scratchpad(tmp_path: Path) -> None:
     model = ScriptedModel([AssistantMessage(tool_calls=(call("sleepy_read", "s1", seconds=5, label="slow"),))])
     agent = make_agent(tmp_path, model)
+    conversation = Conversation()
     seen: list[Event] = []
 
     async def consume() -> None:
-        async for event in agent.run("slow question"):
+        async for event in agent.run("slow question", conversation):
             seen.append(event)
 
     task = asyncio.create_task(consume())
@@ -355,10 +357,13 @@ async def test_cancel_mid_run_keeps_the_scratchpad(tmp_path: Path) -> None:
     last = json.loads(text.splitlines()[-1])  # the loop recorded how the run ended
     assert (last["type"], last["status"]) == ("done", "interrupted")
     # the next run starts from a repaired transcript: the unanswered call gets a result
-    from dexter.context.repair import repair_transcript
+    from dexter.context.repair import INTERRUPTED_RESULT
 
-    _repaired, report = repair_transcript(agent.messages)
-    assert report.interrupted == 1
+    turn = conversation.latest
+    assert turn is not None and turn.status == "interrupted" and turn.query == "slow question"
+    results = [m for m in turn.transcript if isinstance(m, ToolResultMessage)]
+    assert [(r.tool_call_id, r.content, r.is_error) for r in results] == \
+        [("s1", INTERRUPTED_RESULT, True)]
 
 
 # ---------------------------------------------------------------- threshold basis

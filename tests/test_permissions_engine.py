@@ -10,10 +10,9 @@ import pytest
 
 from dexter.config import Settings
 from dexter.permissions import engine as engine_module
-from dexter.permissions.base import PermissionDecision
+from dexter.permissions.base import PermissionDecision, SessionGrants
 from dexter.permissions.engine import (
     RuleBasedPermissions,
-    SessionGrants,
     allow_list_problems,
     build_permission_engine,
     preapproved,

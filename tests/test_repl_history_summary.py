@@ -1,31 +1,33 @@
 """Older turns become real summaries, written in the background by the fast model.
 
-Unit tests drive ``SessionHistory`` with a ``ScriptedModel`` as the fast model; the REPL
+Unit tests drive ``Conversation`` with a ``ScriptedModel`` as the fast model; the REPL
 tests drive the whole session through the pipe-input harness against the fake LLM.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
 
-from dexter.context.tokens import estimate_text_tokens
-from dexter.messages import AssistantMessage, UserMessage
-from dexter.providers.base import ModelRequest, ModelResponse
-from dexter.providers.errors import ProviderError
-from dexter.repl.history import (
+from dexter.agent.conversation import (
     FOLD_HEADER,
     SHORTENED_MARK,
     SUMMARY_MARK,
     SUMMARY_MAX_TOKENS,
     SUMMARY_UNAVAILABLE,
-    SessionHistory,
+    Conversation,
     Turn,
     fold_earlier,
 )
+from dexter.agent.loop import Agent
+from dexter.context.tokens import estimate_text_tokens
+from dexter.messages import AssistantMessage, UserMessage
+from dexter.providers.base import ModelRequest, ModelResponse
+from dexter.providers.errors import ProviderError
 from dexter.testing.fakellm import FakeLLM, Reply
 from dexter.testing.scripted import Reply as ScriptedReply
 from dexter.testing.scripted import ScriptedModel
@@ -70,10 +72,10 @@ def long_turns(n: int) -> list[Turn]:
 
 
 def summarizing_first_of(n: int, fast: ScriptedModel,
-                         history: SessionHistory | None = None,
-                         ) -> tuple[SessionHistory, list[Turn], asyncio.Task[None]]:
+                         history: Conversation | None = None,
+                         ) -> tuple[Conversation, list[Turn], asyncio.Task[None]]:
     """A history of ``n`` long turns whose first turn is being summarized by ``fast``."""
-    history = SessionHistory() if history is None else history
+    history = Conversation() if history is None else history
     turns = long_turns(n)
     for turn in turns:
         history.add(turn)
@@ -82,7 +84,7 @@ def summarizing_first_of(n: int, fast: ScriptedModel,
     return history, turns, task
 
 
-def answer_of(history: SessionHistory, query: str) -> str:
+def answer_of(history: Conversation, query: str) -> str:
     """The assistant message that follows ``query`` in the next request's history."""
     messages = history.messages()
     for i, message in enumerate(messages):
@@ -140,14 +142,14 @@ async def test_a_failing_summary_keeps_the_cut_answer_and_marks_the_turn(
 
 async def test_a_summary_slower_than_the_timeout_is_given_up() -> None:
     fast = GatedModel([SUMMARY_1])
-    _history, turns, task = summarizing_first_of(1, fast, SessionHistory(summary_timeout=0.05))
+    _history, turns, task = summarizing_first_of(1, fast, Conversation(summary_timeout=0.05))
     await task
     assert turns[0].summary_failed and fast.cancelled
 
 
 @pytest.mark.parametrize(("length", "summarized"), [(300, False), (301, True)])
 async def test_only_answers_longer_than_the_cut_are_summarized(length: int, summarized: bool) -> None:
-    history = SessionHistory()
+    history = Conversation()
     turn = Turn("q", "x" * length, "ok")
     history.add(turn)
     fast = ScriptedModel(["short"])
@@ -159,7 +161,7 @@ async def test_only_answers_longer_than_the_cut_are_summarized(length: int, summ
 
 
 def test_interrupted_failed_and_modelless_turns_are_not_summarized() -> None:
-    history = SessionHistory()
+    history = Conversation()
     fast = ScriptedModel()
     assert history.summarize_later(Turn("q", "", "interrupted"), fast) is None
     assert history.summarize_later(Turn("q", LONG, "error"), fast) is None
@@ -187,7 +189,7 @@ async def test_turns_beyond_the_window_are_folded_with_their_summaries() -> None
 
 
 def test_ten_turns_need_no_fold() -> None:
-    history = SessionHistory()
+    history = Conversation()
     for turn in long_turns(10):
         history.add(turn)
     assert not any(FOLD_HEADER in m.content for m in history.messages()
@@ -205,7 +207,7 @@ def test_the_fold_drops_the_oldest_line_when_one_token_over_budget(
 
 
 def test_the_session_fold_stays_within_its_budget_oldest_dropped_first() -> None:
-    history = SessionHistory(fold_budget=1_500)
+    history = Conversation(fold_budget=1_500)
     for turn in long_turns(60):  # 50 folded lines of ~100 tokens each
         history.add(turn)
     folded = history.messages()[0]
@@ -223,7 +225,7 @@ def test_nothing_is_folded_when_no_line_fits() -> None:
 
 
 def test_an_interrupted_turn_beyond_the_window_folds_to_one_line() -> None:
-    history = SessionHistory(max_turns=1)
+    history = Conversation(max_turns=1)
     history.add(Turn("a long report\non AAPL", "", "interrupted"))
     history.add(Turn("next", "fine", "ok"))
     folded = history.messages()[0]
@@ -256,7 +258,8 @@ async def test_clear_and_compact_cancel_pending_summaries(forget: str) -> None:
 def use_fast_model(d: Driver, fast: ScriptedModel) -> None:
     session = d.repl.session
     assert session is not None
-    session.agent.setup.fast_model = fast
+    # the setup is frozen: the test swaps in an agent whose fast model it controls
+    session.agent = Agent(dataclasses.replace(session.agent.setup, fast_model=fast))
 
 
 async def test_a_slow_summary_does_not_delay_the_next_answer(
@@ -267,12 +270,12 @@ async def test_a_slow_summary_does_not_delay_the_next_answer(
         use_fast_model(d, fast)
         await d.ask("NVDA revenue?", "114% year over year")
         await asyncio.wait_for(fast.started.wait(), 5)
-        assert d.repl.history.pending_summaries == 1
+        assert d.repl.conversation.pending_summaries == 1
         await d.ask("and margins?", "Margins were 75%.")
         # the second run asked the model and answered while the summary still waited
         assert len(fake_llm.requests_for("openai")) == 2 and not fast.finished
         fast.gate.set()
-        first = d.repl.history.turns[0]
+        first = d.repl.conversation.turns[0]
         await d.wait_until(lambda: first.summary is not None, "the summary is ready")
         d.line("/history")
         await d.wait_for(SUMMARY_1)
@@ -286,7 +289,7 @@ async def test_a_failing_summary_shows_no_error_only_a_note_in_history(
     async with running_repl(make_settings(tmp_path)) as d:
         use_fast_model(d, fast)
         await d.ask("NVDA revenue?", "114% year over year")
-        turn = d.repl.history.turns[0]
+        turn = d.repl.conversation.turns[0]
         await d.wait_until(lambda: turn.summary_failed, "the summary failed")
         d.line("/history")
         await d.wait_for(SUMMARY_UNAVAILABLE)
@@ -304,7 +307,7 @@ async def test_clear_and_exit_cancel_pending_summaries_in_the_repl(
         await asyncio.wait_for(at_clear.started.wait(), 5)
         d.line("/clear")
         await d.wait_until(lambda: at_clear.cancelled, "/clear cancelled the summary")
-        assert d.repl.history.pending_summaries == 0
+        assert d.repl.conversation.pending_summaries == 0
         use_fast_model(d, at_exit)
         await d.ask("NVDA revenue again?", "114% year over year")
         await asyncio.wait_for(at_exit.started.wait(), 5)
@@ -321,7 +324,7 @@ async def test_the_fifth_request_holds_the_summary_of_the_first_turn(
         assert session is not None
         fast_name = session.agent.setup.fast_model.model
         await d.ask("What was NVDA's FY2025 revenue?", "114% year over year")
-        first = d.repl.history.turns[0]
+        first = d.repl.conversation.turns[0]
         await d.wait_until(lambda: first.summary is not None, "turn 1 is summarized")
         for n in range(2, 6):
             await d.ask(f"question {n}", f"Short answer {n}.")

@@ -10,6 +10,7 @@ import pytest
 from prompt_toolkit.formatted_text import fragment_list_to_text, to_formatted_text
 from rich.console import Console, RenderableType
 
+from dexter.agent.conversation import Turn
 from dexter.agent.executor import ApprovalRequest
 from dexter.config import Settings
 from dexter.events import Done, RunStart, StreamProgress, ToolStart
@@ -21,7 +22,6 @@ from dexter.repl.context_report import ContextReport
 from dexter.repl.cost import CostTracker
 from dexter.repl.dialogs import ApprovalDialog, QuestionDialog, answered_lines
 from dexter.repl.handlers import build_registry
-from dexter.repl.history import Turn
 from dexter.repl.view import (
     IntroInfo,
     context_view,

@@ -112,7 +112,7 @@ async def test_follow_up_typed_before_a_tool_round_is_drained_into_the_run(
     assert "Picked up 1 queued message: also in euros" in d.text
     assert len(fake_llm.requests_for("openai")) == 2
     assert user_contents(fake_llm, 1)[-1] == "also in euros"
-    turn = d.repl.history.turns[-1]
+    turn = d.repl.conversation.turns[-1]
     assert turn.query == "add two and two\n\nalso in euros"
 
 

@@ -9,6 +9,13 @@ import pytest
 from prompt_toolkit.completion import CompleteEvent
 from prompt_toolkit.document import Document
 
+from dexter.agent.conversation import (
+    INTERRUPTED_ANSWER,
+    SHORTENED_MARK,
+    Conversation,
+    Turn,
+    shorten,
+)
 from dexter.agent.executor import ApprovalRequest
 from dexter.config import ContextSettings, Settings
 from dexter.events import Done
@@ -35,7 +42,6 @@ from dexter.repl.dialogs import (
     SelectDialog,
 )
 from dexter.repl.handlers import build_registry
-from dexter.repl.history import INTERRUPTED_ANSWER, SHORTENED_MARK, SessionHistory, Turn, shorten
 from dexter.repl.settings_store import (
     SettingsStoreError,
     apply_saved_choices,
@@ -53,7 +59,7 @@ def turns(n: int, answer: str = "answer") -> list[Turn]:
 
 
 def test_history_keeps_the_last_ten_turns_and_full_answers_for_the_last_three() -> None:
-    history = SessionHistory()
+    history = Conversation()
     long_answer = "word " * 100  # 500 characters
     for turn in turns(11, long_answer):
         history.add(turn)
@@ -81,7 +87,7 @@ def test_shorten_cuts_at_a_word_boundary() -> None:
 
 
 def test_error_turns_are_not_sent_and_an_interrupted_turn_keeps_its_transcript_while_latest() -> None:
-    history = SessionHistory()
+    history = Conversation()
     call = ToolCall("c1", "calculator", {"expression": "1+1"})
     transcript = (UserMessage("long report", kind="query"), AssistantMessage(tool_calls=(call,)),
                   ToolResultMessage("c1", "calculator", "[Interrupted: no result]", True))
@@ -99,7 +105,7 @@ def test_error_turns_are_not_sent_and_an_interrupted_turn_keeps_its_transcript_w
 
 
 def test_clear_and_compact_replace_the_history() -> None:
-    history = SessionHistory()
+    history = Conversation()
     for turn in turns(2):
         history.add(turn)
     history.replace_with_summary("they asked about NVDA")
@@ -460,7 +466,7 @@ def test_loop_reports_of_cancelled_futures_are_dropped_others_pass_through() -> 
 
 
 def test_run_part_takes_what_the_run_added() -> None:
-    from dexter.repl.app import run_part
+    from dexter.agent.conversation import run_part
 
     system = SystemMessage("s")
     history = [UserMessage("old q", kind="history"), AssistantMessage("old a")]

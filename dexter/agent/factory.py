@@ -16,7 +16,6 @@ from dexter.agent.queue import MessageQueue
 from dexter.config import ConfigError, Settings
 from dexter.context.trace import TraceFn
 from dexter.events import MemoryRecalled
-from dexter.messages import Message
 from dexter.permissions.engine import build_permission_engine, noninteractive_engine
 from dexter.sandbox.runner import SandboxRunner
 from dexter.tools.base import Tool, UserInputFn
@@ -48,7 +47,6 @@ def build_session(
     *,
     approver: Approver = deny_all,
     interactive: bool = False,
-    history: Sequence[Message] = (),
     queue: MessageQueue | None = None,
     request_user_input: UserInputFn | None = None,
     trace: TraceFn | None = None,
@@ -100,7 +98,7 @@ def build_session(
                      if preapproved is None else
                      noninteractive_engine(settings, Path.cwd(), runner.status, *preapproved)),
         shell_sandbox=runner,
-        approver=approver, history=history, queue=queue,
+        approver=approver, queue=queue,
         memory_dir=(settings.home_path / "memory") if memory is not None else None,
         request_user_input=request_user_input, interactive=interactive, trace=trace,
         recalled=recalled,

@@ -3,8 +3,9 @@
 One iteration follows the order of docs/architecture.md ("One turn, in order"):
 repair → microcompact → strip old thinking → call the model (overflow retry) → answer or
 run tools → per-result cap and per-turn budget → manageContextThreshold → usage note and
-queue drain. Each stage is a function in ``dexter.context``; this module only orchestrates
-and turns what the stages report into events.
+queue drain. Each stage is a function in ``dexter.context`` with one shape (it takes the
+view, yields its events and then a ``StageResult``: ``dexter.context.stage``); this module
+only drives them, in order, with ``Agent._apply``.
 """
 
 from __future__ import annotations
@@ -18,15 +19,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dexter.agent.conversation import Conversation, Turn, now_iso, run_part
 from dexter.agent.executor import Approver, ToolExecutor, TurnResults, deny_all
 from dexter.agent.queue import MessageQueue
 from dexter.config import Settings
-from dexter.context import compaction, flush, overflow, repair, results, thinking, threshold
-from dexter.context import microcompact as micro
+from dexter.context import compaction, flush, repair, thinking, threshold
 from dexter.context.limits import context_threshold, tokens_in_use
+from dexter.context.stage import (
+    Stage,
+    StageResult,
+    budget_stage,
+    microcompact_stage,
+    overflow_stage,
+)
 from dexter.context.tokens import (
     MessageTokenCache,
-    estimate_text_tokens,
     estimate_tool_specs_tokens,
 )
 from dexter.context.trace import TraceFn
@@ -35,7 +42,6 @@ from dexter.events import (
     Done,
     Event,
     MemoryRecalled,
-    Microcompact,
     ProviderRetry,
     QueueDrain,
     RunStart,
@@ -47,7 +53,6 @@ from dexter.messages import (
     AssistantMessage,
     Message,
     SystemMessage,
-    ToolResultMessage,
     Usage,
     UserMessage,
 )
@@ -64,9 +69,10 @@ from dexter.tools.base import Tool, ToolContext, UserInputFn, WorkerRunner, Work
 _MODE_FOR_CHUNK = {"text": "responding", "thinking": "thinking", "tool_input": "tool_input"}
 
 
-@dataclass
+@dataclass(frozen=True)
 class AgentSetup:
-    """Everything one agent needs. Built by ``dexter.agent.factory``."""
+    """Everything one agent needs, fixed for its life. Built by ``dexter.agent.factory``;
+    what changes between runs lives in the :class:`Conversation` passed to ``run``."""
 
     settings: Settings
     model: ChatModel
@@ -77,13 +83,11 @@ class AgentSetup:
     system_prompt: str
     permissions: PermissionEngine = field(default_factory=DefaultPermissions)
     approver: Approver = deny_all
-    history: Sequence[Message] = ()
     queue: MessageQueue | None = None
     memory_dir: Path | None = None
     request_user_input: UserInputFn | None = None
     interactive: bool = False
     trace: TraceFn | None = None
-    session_grants: set[str] = field(default_factory=set)
     cwd: Path = field(default_factory=Path.cwd)
     recalled: MemoryRecalled | None = None
     shell_sandbox: SandboxRunner | None = None
@@ -105,12 +109,14 @@ class RunState:
 
 
 class Agent:
-    """Runs queries. Keep one per REPL session so session grants and settings persist."""
+    """Runs queries against one setup. The state a session keeps between runs (turns,
+    grants) is the :class:`Conversation` passed to :meth:`run`; the agent itself only
+    keeps its last run's view and scratchpad, for ``/context`` and the closing line."""
 
     def __init__(self, setup: AgentSetup) -> None:
         self.setup = setup
         self.settings = setup.settings
-        self.messages: list[Message] = []
+        self._messages: list[Message] = []
         self.scratchpad: Scratchpad | None = None
         self.compactable = frozenset(t.name for t in setup.tools if t.compactable)
         self._tool_specs = tuple(
@@ -119,47 +125,51 @@ class Agent:
         self.threshold = context_threshold(setup.context_window, self.settings.context)
         self._specs_tokens = estimate_tool_specs_tokens(self._tool_specs)
         self._token_cache = MessageTokenCache()
+        self._last_stage = StageResult([])
 
-    # -- the conversation the next run starts from (the REPL's only way to change it) --------
+    @property
+    def messages(self) -> list[Message]:
+        """A copy of the current (or last) run's view: what its next request holds."""
+        return list(self._messages)
 
-    def use_history(self, history: Sequence[Message]) -> None:
-        """The earlier turns the next run sends before its query."""
-        self.setup.history = tuple(history)
-
-    def forget(self) -> None:
-        """Drop the conversation: earlier turns and the last run's messages (``/clear``)."""
-        self.setup.history = ()
-        self.messages = []
-
-    def drop_last_run(self) -> None:
-        """Forget the last run's messages (its turn was summarized into the history)."""
-        self.messages = []
-
-    def repaired_messages(self) -> list[Message]:
-        """The last run's messages with every tool call paired with a result (after an
-        interrupt); they become the agent's messages and are returned."""
-        self.messages, _report = repair.repair_transcript(list(self.messages))
-        return self.messages
-
-    async def run(self, query: str) -> AsyncGenerator[Event, None]:
+    async def run(self, query: str,
+                  conversation: Conversation | None = None) -> AsyncGenerator[Event, None]:
         """Answer one query, yielding every step as an event; the last one is ``Done``.
 
-        A run cut short (the task cancelled, or the caller closing the stream on Ctrl-C)
-        still leaves a record: an interrupted ``done`` entry in its scratchpad.
+        The run starts from ``conversation``'s history and adds its turn to it when it
+        ends: answered, failed, or cut short. A run cut short (the task cancelled, or the
+        caller closing the stream on Ctrl-C) keeps its repaired transcript as the turn, so
+        the next question can continue from it, and leaves an interrupted ``done`` entry in
+        its scratchpad. Without a conversation the run starts fresh (``dexter ask``).
         """
+        conv = conversation if conversation is not None else Conversation()
+        history = tuple(conv.messages())
         started = time.monotonic()
-        finished = False
+        drained: list[str] = []
+        done: Done | None = None
         try:
-            async with aclosing(self._run(query)) as events:
+            async with aclosing(self._run(query, conv, history)) as events:
                 async for event in events:
-                    finished = finished or isinstance(event, Done)
+                    if isinstance(event, QueueDrain):
+                        drained.append(event.merged_text)
+                    elif isinstance(event, Done):
+                        done = event
                     yield event
         except (asyncio.CancelledError, GeneratorExit, KeyboardInterrupt):
-            if not finished:
-                self._record_interrupted(started)
+            if done is None:
+                self._record_interrupted(started, conv, history, clean(query), drained)
             raise
+        finally:
+            if done is not None:
+                conv.add(Turn(query=_turn_query(clean(query), drained),
+                              answer=done.answer if done.status != "error" else "",
+                              status=done.status, timestamp=now_iso()))
 
-    def _record_interrupted(self, started: float) -> None:
+    def _record_interrupted(self, started: float, conv: Conversation,
+                            history: Sequence[Message], query: str, drained: list[str]) -> None:
+        self._messages, _report = repair.repair_transcript(self._messages)
+        conv.add(Turn(query=_turn_query(query, drained), answer="", status="interrupted",
+                      timestamp=now_iso(), transcript=run_part(self._messages, history, query)))
         pad = self.scratchpad
         if pad is None:
             return
@@ -170,7 +180,8 @@ class Agent:
                 total_time_ms=int((time.monotonic() - started) * 1000),
                 model=self.setup.model.model))
 
-    async def _run(self, query: str) -> AsyncGenerator[Event, None]:
+    async def _run(self, query: str, conv: Conversation,
+                   history: Sequence[Message]) -> AsyncGenerator[Event, None]:
         settings = self.settings
         query = clean(query)  # argv and pasted text can hold undecodable bytes
         register_pasted_keys(query)  # a key pasted into the question is scrubbed everywhere
@@ -180,17 +191,18 @@ class Agent:
                          similarity_threshold=settings.context.similarity_threshold)
         self.scratchpad = pad
         state = RunState(query=query)
-        self.messages = [SystemMessage(self.setup.system_prompt), *self.setup.history,
-                         UserMessage(query, kind="query")]
+        self._messages = [SystemMessage(self.setup.system_prompt), *history,
+                          UserMessage(query, kind="query")]
+        conv.grants.new_query()
         start = RunStart(query=query, model=self.setup.model.model,
                          provider=self.setup.model.provider_id, scratchpad=str(pad.path))
         yield start
-        if self.setup.recalled is not None:
+        if self.setup.recalled is not None and not conv.recall_reported:
             # The memory loaded into the system prompt: reported once per session.
-            recalled, self.setup.recalled = self.setup.recalled, None
-            pad.record_event(recalled)
-            yield recalled
-        executor = self._executor(pad)
+            conv.recall_reported = True
+            pad.record_event(self.setup.recalled)
+            yield self.setup.recalled
+        executor = self._executor(pad, conv)
 
         # Every nested generator is closed explicitly (aclosing): when the consumer stops
         # early (a closed pipe, a break), the open model stream is released right away
@@ -206,16 +218,17 @@ class Agent:
         cfg = self.settings.context
         for iteration in range(1, self.settings.max_iterations + 1):
             state.iterations = iteration
-            self.messages, _ = repair.repair_transcript(self.messages)
+            self._messages, _ = repair.repair_transcript(self._messages)
             if cfg.enabled:
-                async with aclosing(self._microcompact(pad)) as micro_events:
-                    async for event in micro_events:
+                micro = microcompact_stage(self._messages, cfg, self.compactable)
+                async with aclosing(self._apply(micro, pad, trace="micro")) as stage_events:
+                    async for event in stage_events:
                         yield event
-                self.messages = thinking.strip_old_thinking(self.messages, cfg.keep_thinking)
+                self._messages = thinking.strip_old_thinking(self._messages, cfg.keep_thinking)
 
             response: ModelResponse | None = None
             try:
-                async with aclosing(self._call_model(state)) as model_items:
+                async with aclosing(self._call_model(state, pad)) as model_items:
                     async for item in model_items:
                         if isinstance(item, ModelResponse):
                             response = item
@@ -228,11 +241,11 @@ class Agent:
             reply = response.message
 
             if not reply.tool_calls:
-                self.messages.append(reply)
+                self._messages.append(reply)
                 yield self._done(state, pad, reply.text.strip(), "ok")
                 return
 
-            self.messages.append(reply)
+            self._messages.append(reply)
             if reply.text.strip():
                 yield Thinking(message=reply.text.strip())
 
@@ -244,8 +257,12 @@ class Agent:
                     else:
                         yield step
             assert turn is not None
-            governed = self._govern_results(turn.results)
-            self.messages.extend(governed)
+            self._messages.extend(turn.results)
+            store = self.settings.home_path / "tool-results"
+            budget = budget_stage(self._messages, len(turn.results), cfg, store)
+            async with aclosing(self._apply(budget, pad, trace="budget")) as stage_events:
+                async for event in stage_events:
+                    yield event
 
             if cfg.enabled:
                 async with aclosing(self._manage_threshold(state, pad)) as stage_events:
@@ -257,12 +274,12 @@ class Agent:
             # next turn's note.
             note = None if self._just_compacted() else pad.usage_note()
             if note:
-                self.messages.append(UserMessage(note, kind="note"))
+                self._messages.append(UserMessage(note, kind="note"))
             if self.setup.queue is not None:
                 queued = self.setup.queue.drain()
                 if queued:
                     merged = "\n\n".join(queued)
-                    self.messages.append(UserMessage(merged, kind="queued"))
+                    self._messages.append(UserMessage(merged, kind="queued"))
                     yield QueueDrain(message_count=len(queued), merged_text=merged)
 
         limit = self.settings.max_iterations
@@ -271,7 +288,7 @@ class Agent:
                   "--max-iterations.")
         yield self._done(state, pad, answer, "max_iterations")
 
-    def _executor(self, pad: Scratchpad) -> ToolExecutor:
+    def _executor(self, pad: Scratchpad, conv: Conversation) -> ToolExecutor:
         setup = self.setup
         ctx = ToolContext(
             settings=self.settings, cwd=setup.cwd, home=self.settings.home_path,
@@ -284,24 +301,32 @@ class Agent:
         )
         return ToolExecutor(setup.tools, ctx, permissions=setup.permissions,
                             approver=setup.approver, log=pad,
-                            session_grants=setup.session_grants)
+                            session_grants=conv.grants)
 
-    async def _microcompact(self, pad: Scratchpad) -> AsyncGenerator[Event, None]:
-        before = self._estimate()
-        new, report = micro.microcompact(self.messages, self.settings.context, self.compactable)
-        if report is None:
-            return
-        self.messages = new
-        pad.mark_cleared(report.tool_call_ids)
-        self._trace("micro", before, self._estimate())
-        yield Microcompact(cleared=report.cleared, tokens_saved=report.tokens_saved,
-                           trigger=report.trigger)
+    async def _apply(self, stage: Stage, pad: Scratchpad,
+                     trace: str = "") -> AsyncGenerator[Event, None]:
+        """Drive one context stage: pass its events on, then take its view (see
+        ``dexter.context.stage``). Returns the stage's result through ``_last_stage``."""
+        before = self._estimate() if trace else 0
+        async with aclosing(stage) as items:
+            async for item in items:
+                if isinstance(item, StageResult):
+                    self._last_stage = item
+                    if item.cleared_ids:
+                        pad.mark_cleared(item.cleared_ids)
+                    if item.changed(self._messages):
+                        self._messages = item.messages
+                        if trace:
+                            self._trace(trace, before, self._estimate())
+                else:
+                    yield item
 
-    async def _call_model(self, state: RunState) -> AsyncGenerator[Event | ModelResponse, None]:
+    async def _call_model(self, state: RunState,
+                          pad: Scratchpad) -> AsyncGenerator[Event | ModelResponse, None]:
         while True:
             request = ModelRequest(
-                system=self.messages[0].content if isinstance(self.messages[0], SystemMessage) else "",
-                messages=tuple(m for m in self.messages if not isinstance(m, SystemMessage)),
+                system=self._messages[0].content if isinstance(self._messages[0], SystemMessage) else "",
+                messages=tuple(m for m in self._messages if not isinstance(m, SystemMessage)),
                 tools=self._tool_specs,
                 max_tokens=self.settings.max_output_tokens,
             )
@@ -329,36 +354,18 @@ class Agent:
             except ProviderError as err:
                 if err.kind != "context_overflow" or not self.settings.context.enabled:
                     raise
-                new, event = overflow.handle_overflow(self.messages, self.settings.context,
-                                                      state.overflow_retries)
-                if event is None:
-                    raise
-                before = self._estimate()
+                before = self._messages
+                retry = overflow_stage(self._messages, self.settings.context,
+                                       state.overflow_retries)
+                async with aclosing(self._apply(retry, pad, trace="truncate")) as stage_events:
+                    async for event in stage_events:
+                        yield event
+                if self._messages is before:
+                    raise  # nothing left to cut: the run ends with the provider's error
                 state.overflow_retries += 1
-                self.messages = new
                 state.last_input_tokens = None
                 state.reported_basis = None
                 state.threshold.flushed = False
-                self._trace("truncate", before, self._estimate())
-                yield event
-
-    def _govern_results(self, turn_results: list[ToolResultMessage]) -> list[ToolResultMessage]:
-        cfg = self.settings.context
-        if not cfg.enabled:
-            return turn_results
-        store = self.settings.home_path / "tool-results"
-        before = sum(estimate_text_tokens(r.content) for r in turn_results)
-        capped = []
-        for result in turn_results:
-            content, _info = results.cap_tool_result(result.content, result.tool_call_id, cfg, store)
-            capped.append(result if content is result.content else
-                          ToolResultMessage(result.tool_call_id, result.name, content,
-                                            is_error=result.is_error))
-        budgeted, _report = results.apply_turn_budget(capped, cfg, store)
-        after = sum(estimate_text_tokens(r.content) for r in budgeted)
-        if after != before:
-            self._trace("budget", before, after)
-        return budgeted
 
     async def _manage_threshold(self, state: RunState, pad: Scratchpad) -> AsyncGenerator[Event, None]:
         setup = self.setup
@@ -373,7 +380,6 @@ class Agent:
                                             window=setup.context_window,
                                             memory_dir=setup.memory_dir)
 
-        outcome: threshold.ThresholdOutcome | None = None
         inputs = threshold.ThresholdInputs(
             query=state.query, cfg=self.settings.context, window=setup.context_window,
             scratchpad=pad, compactor=compactor,
@@ -382,26 +388,22 @@ class Agent:
             extra_tokens=self._specs_tokens, compaction_model=setup.fast_model.model,
             trace=setup.trace, estimate_view=self._token_cache.estimate,
         )
-        stage = threshold.manage_context_threshold(self.messages, inputs, state.threshold)
-        async with aclosing(stage) as items:
-            async for item in items:
-                if isinstance(item, threshold.ThresholdOutcome):
-                    outcome = item
-                else:
-                    yield item
-        if outcome is not None:
-            state.usage = state.usage + outcome.usage
-            if outcome.messages is not self.messages:
-                self.messages = outcome.messages
-                state.last_input_tokens = None
-                state.reported_basis = None
+        before = self._messages
+        stage = threshold.manage_context_threshold(self._messages, inputs, state.threshold)
+        async with aclosing(self._apply(stage, pad)) as stage_events:
+            async for event in stage_events:
+                yield event
+        state.usage = state.usage + self._last_stage.usage
+        if self._messages is not before:
+            state.last_input_tokens = None
+            state.reported_basis = None
 
     def _just_compacted(self) -> bool:
-        last = self.messages[-1] if self.messages else None
+        last = self._messages[-1] if self._messages else None
         return isinstance(last, UserMessage) and last.kind == "summary"
 
     def _estimate(self) -> int:
-        return self._token_cache.estimate(self.messages) + self._specs_tokens
+        return self._token_cache.estimate(self._messages) + self._specs_tokens
 
     def context_tokens(self, state: RunState | None = None) -> int:
         """Tokens the next request will hold: the provider's count when known, else the estimate."""
@@ -463,3 +465,9 @@ def worker_runner(cwd: Path, shell_sandbox: SandboxRunner | None = None) -> Work
                 yield event
 
     return run
+
+
+def _turn_query(query: str, drained: Sequence[str]) -> str:
+    """The turn's question as the history keeps it: the query and the messages queued
+    into the run while it worked."""
+    return "\n\n".join([query, *drained])

@@ -15,13 +15,14 @@ holding the new message list::
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol
 
 from dexter.config import ContextSettings
 from dexter.context.compaction import CompactionResult, apply_compaction, continuation_message
 from dexter.context.flush import FlushResult
 from dexter.context.limits import TokenSource, context_threshold, tokens_in_use
+from dexter.context.stage import StageResult
 from dexter.context.tokens import estimate_message_tokens
 from dexter.context.trace import TraceFn
 from dexter.context.truncate import truncate_rounds
@@ -61,18 +62,14 @@ class ThresholdState:
     """A memory flush ran since the last compaction or truncation."""
 
 
-@dataclass(frozen=True, slots=True)
-class ThresholdOutcome:
-    """The last item the stage yields."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ThresholdOutcome(StageResult):
+    """The stage's result (its last item): the view, plus where it stands afterwards."""
 
-    messages: list[Message]
-    """The new view (the same list object when nothing changed)."""
     tokens: int
     """Tokens in use afterwards (the estimate once anything changed)."""
     source: TokenSource
     threshold: int
-    usage: Usage = field(default_factory=Usage)
-    """Token usage of the flush and compaction calls made."""
 
     @property
     def over_threshold(self) -> bool:
@@ -145,7 +142,7 @@ async def manage_context_threshold(
     used, source = tokens_in_use(last_reported_input, estimate(messages), reported_basis)
     usage = Usage()
     if not cfg.enabled or used <= threshold:
-        yield ThresholdOutcome(messages, used, source, threshold)
+        yield ThresholdOutcome(messages=messages, tokens=used, source=source, threshold=threshold)
         return
 
     if flush is not None and not state.flushed:
@@ -182,7 +179,8 @@ async def manage_context_threshold(
             yield Compaction(phase="end", success=True, pre_tokens=used, post_tokens=after,
                              model=result.model or compaction_model)
             _trace(trace, "compact", used, after)
-            yield ThresholdOutcome(compacted, after, "estimate", threshold, usage)
+            yield ThresholdOutcome(messages=compacted, tokens=after, source="estimate",
+                                   threshold=threshold, usage=usage)
             return
 
     truncated, kept = messages, 0
@@ -199,10 +197,12 @@ async def manage_context_threshold(
         state.flushed = False
         yield ContextCleared(cleared_count=cleared, kept_count=kept, reason="threshold")
         _trace(trace, "truncate", used, after)
-        yield ThresholdOutcome(truncated, after, "estimate", threshold, usage)
+        yield ThresholdOutcome(messages=truncated, tokens=after, source="estimate",
+                               threshold=threshold, usage=usage)
         return
     _trace(trace, "truncate", used, used)
-    yield ThresholdOutcome(messages, used, source, threshold, usage)
+    yield ThresholdOutcome(messages=messages, tokens=used, source=source,
+                           threshold=threshold, usage=usage)
 
 
 def _trace(trace: TraceFn | None, stage: str, before: int, after: int) -> None:

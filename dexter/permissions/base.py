@@ -51,3 +51,21 @@ class DefaultPermissions:
 
     def add_rule(self, kind: Behavior, rule: str) -> None:
         return None
+
+
+class SessionGrants(set[str]):
+    """Session keys the user approved "for this session".
+
+    ``bash:*`` grants last one query (call :meth:`new_query` when a new query starts);
+    ``file:write`` and other grants last the whole session.
+    """
+
+    def covers(self, decision: PermissionDecision) -> bool:
+        """True when an earlier "allow for this session" applies to this decision."""
+        return decision.behavior == "ask" and decision.cacheable and \
+            bool(decision.session_key) and decision.session_key in self
+
+    def new_query(self) -> None:
+        """Drop the per-query grants (every ``bash:`` key)."""
+        for key in [k for k in self if k.startswith("bash:")]:
+            self.discard(key)

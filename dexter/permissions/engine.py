@@ -59,24 +59,6 @@ _DIRECTORY_CHANGERS = frozenset({"cd", "pushd", "popd"})
 _FILE_TOOLS = {"write_file": "Write", "edit_file": "Edit"}
 
 
-class SessionGrants(set[str]):
-    """Session keys the user approved "for this session".
-
-    ``bash:*`` grants last one query (call :meth:`new_query` when a new query starts);
-    ``file:write`` and other grants last the whole session.
-    """
-
-    def covers(self, decision: PermissionDecision) -> bool:
-        """True when an earlier "allow for this session" applies to this decision."""
-        return decision.behavior == "ask" and decision.cacheable and \
-            bool(decision.session_key) and decision.session_key in self
-
-    def new_query(self) -> None:
-        """Drop the per-query grants (every ``bash:`` key)."""
-        for key in [k for k in self if k.startswith("bash:")]:
-            self.discard(key)
-
-
 def _matches_words(rule: Rule, seg: Segment) -> bool:
     """Deny/ask matching: like allow matching, but also on segments not fully understood."""
     if rule.kind == "tool":

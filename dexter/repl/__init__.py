@@ -5,7 +5,6 @@
 - :mod:`dexter.repl.handlers` / :mod:`dexter.repl.commands`: slash commands.
 - :mod:`dexter.repl.dialogs` / :mod:`dexter.repl.dialog_app`: approval, question and picker
   prompts.
-- :mod:`dexter.repl.history`: multi-turn history and the sessions log.
 - :mod:`dexter.repl.settings_store`: choices saved in ``DEXTER_HOME/settings.json``.
 - :mod:`dexter.repl.main`: :func:`start`, called by ``dexter``.
 """

@@ -50,13 +50,14 @@ from rich.markup import escape
 from rich.text import Text
 
 from dexter import __version__
+from dexter.agent.conversation import Conversation, append_session_log
 from dexter.agent.executor import ApprovalRequest
 from dexter.agent.factory import Session, build_session, shell_notice
 from dexter.agent.queue import MessageQueue
 from dexter.config import ConfigError, Settings
 from dexter.context.tokens import estimate_message_tokens, estimate_tool_specs_tokens
-from dexter.events import ApprovalChoice, Done, Event, QueueDrain, ToolEnd, ToolProgress, ToolStart
-from dexter.messages import Message, SystemMessage, UserMessage
+from dexter.events import ApprovalChoice, Done, Event, ToolEnd, ToolProgress, ToolStart
+from dexter.messages import Message, SystemMessage
 from dexter.providers.base import ToolSpec
 from dexter.providers.registry import api_key_for, resolve_model
 from dexter.render.live import LiveRenderer
@@ -73,7 +74,6 @@ from dexter.repl.dialogs import (
     SelectDialog,
     answered_lines,
 )
-from dexter.repl.history import SessionHistory, Turn, append_session_log, now_iso
 from dexter.repl.view import (
     ERROR,
     MUTED,
@@ -106,14 +106,6 @@ _STYLE = Style.from_dict({
     "bottom-toolbar": "noreverse #a6a6a6",
     "bottom-toolbar.text": "noreverse",
 })
-
-
-def _new_grants() -> set[str]:
-    try:
-        from dexter.permissions.engine import SessionGrants
-    except ImportError:  # the engine is optional for the REPL itself
-        return set()
-    return SessionGrants()
 
 
 async def close_session(session: Session | None) -> None:
@@ -158,9 +150,8 @@ class Repl:
         self._handle_sigint = handle_sigint
         self._clock = clock
         self.queue = MessageQueue()
-        self.history = SessionHistory()
+        self.conversation = Conversation()
         self.costs = CostTracker()
-        self.grants = _new_grants()
         self.registry: CommandRegistry = build_registry()
         self.session: Session | None = None
         self.problem = ""
@@ -243,11 +234,8 @@ class Repl:
             if notice:
                 self.warn(notice)
         else:
-            # the recall is the session's, loaded once; say so once (if not said yet)
-            previous = self.session.agent.setup.recalled if self.session is not None else None
-            session.agent.setup.recalled = previous
+            # the recall is the session's, loaded once (the conversation says it once)
             session.recalled = frozen[0]
-        session.agent.setup.session_grants = self.grants
         self.session = session
         self.problem = ""
         return True
@@ -282,7 +270,7 @@ class Repl:
         """What the next question's request starts with: the system prompt and history."""
         agent = self.agent
         system = agent.setup.system_prompt if agent is not None else ""
-        return [SystemMessage(system), *self.history.messages()]
+        return [SystemMessage(system), *self.conversation.messages()]
 
     def tool_specs_tokens(self) -> int:
         """Estimated tokens of the tool definitions sent with every request."""
@@ -372,22 +360,13 @@ class Repl:
             self.warn(self.problem or "No model is ready. Pick one with /model.")
             return "error"
         agent = session.agent
-        history = self.history.messages()
-        agent.use_history(history)
-        new_query = getattr(agent.setup.session_grants, "new_query", None)
-        if callable(new_query):
-            new_query()
         price = model_price(self.settings.model, self.settings)
         renderer = self._new_renderer(price)
         self._renderer = renderer
-        drained: list[str] = []
         done: Done | None = None
-        started = time.monotonic()
         try:
-            async for event in agent.run(query):
-                if isinstance(event, QueueDrain):
-                    drained.append(event.merged_text)
-                elif isinstance(event, Done):
+            async for event in agent.run(query, self.conversation):
+                if isinstance(event, Done):
                     done = event
                 if not shown_elsewhere(event):
                     renderer.handle(scrub_value(clean_value(event)))
@@ -399,7 +378,7 @@ class Repl:
             if task is not None:
                 task.uncancel()
             renderer.close()
-            self._record_interrupt(agent, query, drained, history, started)
+            self._record_interrupt(agent)
             return "interrupted"
         except Exception as exc:  # a bug in a stage must not end the session
             renderer.close()
@@ -414,32 +393,26 @@ class Repl:
             cost = usage_cost(done.token_usage, price)
             if cost is not None:
                 self.note(f"~{format_cost(cost)} estimated")
-        self._record_done(done, "\n\n".join([query, *drained]), price)
+        self._record_done(done, price)
         return done.status
 
-    def _record_done(self, done: Done, query: str, price: Any) -> None:
-        turn = Turn(query=query, answer=done.answer if done.status != "error" else "",
-                    status=done.status, timestamp=now_iso())
-        self.history.add(turn)
-        # the answer is on screen by now; its summary is written in the background
+    def _record_done(self, done: Done, price: Any) -> None:
+        turn = self.conversation.latest  # the run added its turn
         agent = self.agent
-        self.history.summarize_later(turn, agent.setup.fast_model if agent is not None else None)
-        if done.status == "ok":
-            problem = append_session_log(self.settings.home_path, turn)
-            if problem:
-                self.note(problem)
+        if turn is not None:
+            # the answer is on screen by now; its summary is written in the background
+            self.conversation.summarize_later(
+                turn, agent.setup.fast_model if agent is not None else None)
+            if done.status == "ok":
+                problem = append_session_log(self.settings.home_path, turn)
+                if problem:
+                    self.note(problem)
         self.costs.add(self.settings.model, done.token_usage, price)
         self.context_tokens = done.context_tokens
 
-    def _record_interrupt(self, agent: Any, query: str, drained: list[str],
-                          history: list[Message], started: float) -> None:
-        """Repair the transcript, keep it for the next question, log it, say so."""
-        messages = agent.repaired_messages()
-        transcript = run_part(messages, history, query)
-        self.history.add(Turn(query="\n\n".join([query, *drained]), answer="", status="interrupted", timestamp=now_iso(),
-                              transcript=transcript))
-        # the loop itself wrote the interrupted record to the scratchpad
-        self.context_tokens = context_estimate(agent, messages)
+    def _record_interrupt(self, agent: Any) -> None:
+        """Say so; the run kept its repaired transcript as the turn and wrote the record."""
+        self.context_tokens = context_estimate(agent, agent.messages)
         self.print(INTERRUPTED_LINE, style=WARNING)
 
     # -- prompts from the agent ---------------------------------------------------------------
@@ -817,7 +790,7 @@ class Repl:
         if self.busy:
             self.interrupt()
             await self.wait_idle()
-        await self.history.aclose()
+        await self.conversation.aclose()
         await close_session(self.session)
 
     # -- the plain front-end ------------------------------------------------------------------
@@ -849,7 +822,7 @@ class Repl:
                 await self.wait_idle()
                 failed = failed or self.last_status != "ok"
         finally:
-            await self.history.aclose()
+            await self.conversation.aclose()
             await close_session(self.session)
         return 1 if failed else 0
 
@@ -893,24 +866,6 @@ def shown_elsewhere(event: Event) -> bool:
     """Events the REPL shows itself: the question tool's row (its prompt and the
     ``Answered:`` block stand for it; its errors are still shown)."""
     return isinstance(event, ToolStart | ToolProgress | ToolEnd) and event.tool == ASK_TOOL
-
-
-def run_part(messages: Sequence[Message], history: Sequence[Message],
-             query: str) -> tuple[Message, ...]:
-    """The messages a run added after its system prompt and history (query first).
-
-    When a compaction inside the run replaced the history, everything after the system
-    prompt is the run's. Empty when the transcript is not this run's (it was cancelled
-    before it began).
-    """
-    body = list(messages[1:]) if messages and isinstance(messages[0], SystemMessage) else []
-    if body[:len(history)] == list(history):
-        own = body[len(history):]
-        if own and isinstance(own[0], UserMessage) and own[0].content == query:
-            return tuple(own)
-    if any(isinstance(m, UserMessage) and m.kind == "summary" for m in body[:1]):
-        return tuple(body)
-    return ()
 
 
 ExceptionHandler = Callable[[asyncio.AbstractEventLoop, dict[str, Any]], object]

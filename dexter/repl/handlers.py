@@ -73,7 +73,7 @@ async def help_command(repl: Repl, _arg: str) -> None:
 
 async def history_command(repl: Repl, _arg: str) -> None:
     """``/history``: this session's questions and short answers."""
-    repl.print(history_view(repl.history.turns, repl.history.summary))
+    repl.print(history_view(repl.conversation.turns, repl.conversation.summary))
 
 
 async def scratchpad_command(repl: Repl, _arg: str) -> None:
@@ -123,11 +123,8 @@ async def context_command(repl: Repl, _arg: str) -> None:
 
 async def clear_command(repl: Repl, _arg: str) -> None:
     """``/clear``: forget the conversation (the model's history too) and clear the screen."""
-    repl.history.clear()
+    repl.conversation.clear()
     repl.queue.clear()
-    agent = repl.agent
-    if agent is not None:
-        agent.forget()
     repl.context_tokens = repl.estimate_next_request()
     if repl.fancy:
         from prompt_toolkit.shortcuts import clear
@@ -139,9 +136,9 @@ async def clear_command(repl: Repl, _arg: str) -> None:
 
 def _conversation_text(repl: Repl) -> str:
     parts = []
-    if repl.history.summary:
-        parts.append("### Summary of earlier turns\n" + repl.history.summary)
-    for n, turn in enumerate(repl.history.turns, 1):
+    if repl.conversation.summary:
+        parts.append("### Summary of earlier turns\n" + repl.conversation.summary)
+    for n, turn in enumerate(repl.conversation.turns, 1):
         answer = turn.answer if turn.status == "ok" else f"({turn.status})"
         parts.append(f"### Turn {n}\nQuestion: {turn.query}\nAnswer: {answer}")
     agent = repl.agent
@@ -159,10 +156,10 @@ async def compact_command(repl: Repl, _arg: str) -> None:
     if agent is None:
         repl.warn(repl.problem or "No model is ready. Pick one with /model.")
         return
-    if not repl.history.turns:
+    if not repl.conversation.turns:
         repl.note("Nothing to compact yet.")
         return
-    before = estimate_message_tokens(repl.history.messages())
+    before = estimate_message_tokens(repl.conversation.messages())
     repl.note(f"Compacting the conversation with {agent.setup.fast_model.model}…")
     try:
         result = await compaction.compact(
@@ -171,9 +168,8 @@ async def compact_command(repl: Repl, _arg: str) -> None:
     except compaction.CompactionError as exc:
         repl.error(f"Compaction failed, the history is unchanged: {exc}")
         return
-    repl.history.replace_with_summary(result.summary)
-    agent.drop_last_run()
-    after = estimate_message_tokens(repl.history.messages())
+    repl.conversation.replace_with_summary(result.summary)
+    after = estimate_message_tokens(repl.conversation.messages())
     repl.costs.add(agent.setup.fast_model.model, result.usage.to_dict(),
                    model_price(agent.setup.fast_model.model, repl.settings))
     repl.context_tokens = repl.estimate_next_request()

@@ -14,11 +14,11 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from dexter.agent.conversation import SUMMARY_UNAVAILABLE, Turn, shorten
 from dexter.render.format import format_tokens, plural
 from dexter.repl.commands import Command
 from dexter.repl.context_report import ContextReport
 from dexter.repl.cost import CostTracker, format_cost
-from dexter.repl.history import SUMMARY_UNAVAILABLE, Turn, shorten
 
 PRIMARY = "#258bff"
 MUTED = "#a6a6a6"

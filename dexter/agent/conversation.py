@@ -1,4 +1,10 @@
-"""The session's conversation: what earlier turns the model sees, and the sessions log.
+"""A session's conversation: the earlier turns the model sees, the grants, the sessions log.
+
+A :class:`Conversation` is the only state that outlives one run. ``Agent.run(query,
+conversation)`` reads the history from it and, when the run ends (answered, failed or
+interrupted), adds the turn to it; the REPL keeps one per session and ``dexter ask`` makes
+a fresh one per question. Nothing else writes to it but the REPL's ``/clear`` and
+``/compact``.
 
 Every run gets the earlier turns as ``history`` messages (a user message of kind
 ``history`` and the assistant's answer). The history is bounded, oldest summarized first:
@@ -10,7 +16,7 @@ Every run gets the earlier turns as ``history`` messages (a user message of kind
   per turn, within ``fold_budget`` tokens (the oldest lines go first).
 
 Summaries are written by the session's fast model in a background task started once a
-turn's answer is on screen (:meth:`SessionHistory.summarize_later`). Nothing ever waits for
+turn's answer is on screen (:meth:`Conversation.summarize_later`). Nothing ever waits for
 one: a question sent meanwhile uses whatever summaries are ready. A failing or slow fast
 model only leaves the cut text in place. Answers no longer than ``summary_chars`` are not
 summarized (the cut text is the whole answer).
@@ -38,7 +44,8 @@ from pathlib import Path
 from dexter.context.calls import call_model
 from dexter.context.tokens import estimate_text_tokens
 from dexter.events import RunStatus
-from dexter.messages import AssistantMessage, Message, UserMessage
+from dexter.messages import AssistantMessage, Message, SystemMessage, UserMessage
+from dexter.permissions.base import SessionGrants
 from dexter.providers.base import ChatModel, ModelRequest
 from dexter.secrets import scrub
 
@@ -70,7 +77,7 @@ class Turn:
     """One question of the session and how it ended.
 
     ``summary`` is filled in later by a background task (see
-    :meth:`SessionHistory.summarize_later`); ``summary_failed`` says the fast model could
+    :meth:`Conversation.summarize_later`); ``summary_failed`` says the fast model could
     not write it, so the cut answer stands in for good.
     """
 
@@ -121,8 +128,9 @@ def fold_earlier(lines: Sequence[str], budget: int = FOLD_BUDGET_TOKENS) -> str 
     return render(low) if low < len(lines) else None
 
 
-class SessionHistory:
-    """The turns of one REPL session and the history messages they become."""
+class Conversation:
+    """The turns of one session, the history messages they become, and the session's
+    grants ("allow for this session" approvals) and memory-recall notice."""
 
     def __init__(self, *, max_turns: int = 10, full_turns: int = 3,
                  summary_chars: int = 300, fold_budget: int = FOLD_BUDGET_TOKENS,
@@ -134,6 +142,9 @@ class SessionHistory:
         self.summary_timeout = summary_timeout
         self.turns: list[Turn] = []
         self.summary: str | None = None
+        self.grants = SessionGrants()
+        self.recall_reported = False
+        """Whether the memory recall was reported (once per session, across rebuilds)."""
         self._pending: set[asyncio.Task[None]] = set()
 
     def __len__(self) -> int:
@@ -142,6 +153,11 @@ class SessionHistory:
     def add(self, turn: Turn) -> None:
         """Record a finished (or interrupted, or failed) turn."""
         self.turns.append(turn)
+
+    @property
+    def latest(self) -> Turn | None:
+        """The last turn added (the run that just ended), or None."""
+        return self.turns[-1] if self.turns else None
 
     def clear(self) -> None:
         """Forget everything: the next question starts a fresh conversation."""
@@ -270,6 +286,24 @@ def _as_history(transcript: Sequence[Message]) -> list[Message]:
         else:
             out.append(message)
     return out
+
+
+def run_part(messages: Sequence[Message], history: Sequence[Message],
+             query: str) -> tuple[Message, ...]:
+    """The messages a run added after its system prompt and history (query first).
+
+    When a compaction inside the run replaced the history, everything after the system
+    prompt is the run's. Empty when the transcript is not this run's (it was cancelled
+    before it began).
+    """
+    body = list(messages[1:]) if messages and isinstance(messages[0], SystemMessage) else []
+    if body[:len(history)] == list(history):
+        own = body[len(history):]
+        if own and isinstance(own[0], UserMessage) and own[0].content == query:
+            return tuple(own)
+    if any(isinstance(m, UserMessage) and m.kind == "summary" for m in body[:1]):
+        return tuple(body)
+    return ()
 
 
 def now_iso() -> str:
