@@ -1,11 +1,13 @@
-"""The slash commands' handlers. Each takes the ``Repl`` and the text after the command."""
+"""The slash commands' handlers. Each takes the REPL and the text after the command.
+
+The handlers see the REPL only as a :class:`~dexter.repl.protocol.ReplLike`.
+"""
 
 from __future__ import annotations
 
 import os
 import shlex
 import subprocess
-from typing import TYPE_CHECKING
 
 from rich.table import Table
 from rich.text import Text
@@ -25,6 +27,7 @@ from dexter.repl.commands import Command, CommandRegistry
 from dexter.repl.context_report import context_report
 from dexter.repl.cost import model_price
 from dexter.repl.dialogs import Option, SelectDialog
+from dexter.repl.protocol import ReplLike
 from dexter.repl.settings_store import (
     MODEL_KEY,
     SEARCH_KEY,
@@ -42,9 +45,8 @@ from dexter.repl.view import (
 )
 from dexter.secrets import scrub
 
-if TYPE_CHECKING:
-    from dexter.repl.app import Repl
-
+RULES_FILE = "RULES.md"
+TYPE_MODEL = "\x00type"
 
 
 def search_providers() -> list[tuple[str, str, str]]:
@@ -52,9 +54,6 @@ def search_providers() -> list[tuple[str, str, str]]:
     from dexter.tools.web_search import PROVIDERS as SEARCH
 
     return [(p.id, p.name, p.key_env) for p in SEARCH]
-
-RULES_FILE = "RULES.md"
-TYPE_MODEL = "\x00type"
 
 
 def _key_status(provider: ProviderInfo) -> str:
@@ -66,17 +65,17 @@ def _key_status(provider: ProviderInfo) -> str:
 # -- /help /history /scratchpad /cost /context -----------------------------------------------
 
 
-async def help_command(repl: Repl, _arg: str) -> None:
+async def help_command(repl: ReplLike, _arg: str) -> None:
     """``/help``: commands and keys."""
     repl.print(help_view(repl.registry))
 
 
-async def history_command(repl: Repl, _arg: str) -> None:
+async def history_command(repl: ReplLike, _arg: str) -> None:
     """``/history``: this session's questions and short answers."""
     repl.print(history_view(repl.conversation.turns, repl.conversation.summary))
 
 
-async def scratchpad_command(repl: Repl, _arg: str) -> None:
+async def scratchpad_command(repl: ReplLike, _arg: str) -> None:
     """``/scratchpad``: the file of the current (or last) run."""
     agent = repl.agent
     pad = agent.scratchpad if agent is not None else None
@@ -88,13 +87,13 @@ async def scratchpad_command(repl: Repl, _arg: str) -> None:
     repl.note(f"Replay it with: dexter replay {pad.path}")
 
 
-async def cost_command(repl: Repl, _arg: str) -> None:
+async def cost_command(repl: ReplLike, _arg: str) -> None:
     """``/cost``: session tokens and estimated cost."""
     price = model_price(repl.settings.model, repl.settings)
     repl.print(cost_view(repl.costs, repl.settings.model, price is not None))
 
 
-async def context_command(repl: Repl, _arg: str) -> None:
+async def context_command(repl: ReplLike, _arg: str) -> None:
     """``/context``: tokens in use, the threshold, what the next stage would do."""
     agent = repl.agent
     if agent is None:
@@ -121,7 +120,7 @@ async def context_command(repl: Repl, _arg: str) -> None:
 # -- /clear /compact ----------------------------------------------------------------------------
 
 
-async def clear_command(repl: Repl, _arg: str) -> None:
+async def clear_command(repl: ReplLike, _arg: str) -> None:
     """``/clear``: forget the conversation (the model's history too) and clear the screen."""
     repl.conversation.clear()
     repl.queue.clear()
@@ -134,7 +133,7 @@ async def clear_command(repl: Repl, _arg: str) -> None:
     repl.note("Started a fresh conversation: earlier questions and answers are forgotten.")
 
 
-def _conversation_text(repl: Repl) -> str:
+def _conversation_text(repl: ReplLike) -> str:
     parts = []
     if repl.conversation.summary:
         parts.append("### Summary of earlier turns\n" + repl.conversation.summary)
@@ -150,7 +149,7 @@ def _conversation_text(repl: Repl) -> str:
     return "\n\n".join(parts)
 
 
-async def compact_command(repl: Repl, _arg: str) -> None:
+async def compact_command(repl: ReplLike, _arg: str) -> None:
     """``/compact``: summarize the conversation now; the summary replaces the history."""
     agent = repl.agent
     if agent is None:
@@ -180,7 +179,7 @@ async def compact_command(repl: Repl, _arg: str) -> None:
 # -- /model /models /search -----------------------------------------------------------------
 
 
-async def switch_model(repl: Repl, name: str) -> bool:
+async def switch_model(repl: ReplLike, name: str) -> bool:
     """Use model ``name`` from now on and save it for the next sessions."""
     try:
         resolved = resolve_model(name, repl.settings)
@@ -210,7 +209,7 @@ async def switch_model(repl: Repl, name: str) -> bool:
     return True
 
 
-def _provider_options(repl: Repl) -> list[Option[str]]:
+def _provider_options(repl: ReplLike) -> list[Option[str]]:
     options = []
     for provider in PROVIDERS:
         current = " ✓" if repl.settings.model and _current_provider(repl) == provider.id else ""
@@ -224,14 +223,14 @@ def _marked(options: list[Option[str]]) -> int:
     return next((i for i, o in enumerate(options) if o.label.endswith(" ✓")), 0)
 
 
-def _current_model(repl: Repl) -> str:
+def _current_model(repl: ReplLike) -> str:
     try:
         return resolve_model(repl.settings.model, repl.settings).name
     except ConfigError:
         return repl.settings.model
 
 
-def _current_provider(repl: Repl) -> str:
+def _current_provider(repl: ReplLike) -> str:
     try:
         return resolve_model(repl.settings.model, repl.settings).provider.id
     except ConfigError:
@@ -251,7 +250,7 @@ def _model_options(provider: ProviderInfo, current: str = "") -> list[Option[str
     return options
 
 
-async def model_command(repl: Repl, arg: str) -> None:
+async def model_command(repl: ReplLike, arg: str) -> None:
     """``/model`` picks provider then model; ``/model NAME`` switches directly."""
     if arg:
         await switch_model(repl, arg)
@@ -285,7 +284,7 @@ async def model_command(repl: Repl, arg: str) -> None:
     await switch_model(repl, choice)
 
 
-async def models_command(repl: Repl, _arg: str) -> None:
+async def models_command(repl: ReplLike, _arg: str) -> None:
     """``/models``: every known model, its window and whether its key is set."""
     table = Table(show_edge=False, pad_edge=False)
     for column, justify in (("Provider", "left"), ("Model", "left"), ("Context", "right"),
@@ -297,7 +296,7 @@ async def models_command(repl: Repl, _arg: str) -> None:
     repl.note(f"Current model: {repl.settings.model}. Switch with /model NAME.")
 
 
-async def search_command(repl: Repl, arg: str) -> None:
+async def search_command(repl: ReplLike, arg: str) -> None:
     """``/search`` picks the preferred web search provider; ``/search NAME`` sets it."""
     providers = search_providers()
     key_vars = {pid: env for pid, _name, env in providers}
@@ -336,7 +335,7 @@ async def search_command(repl: Repl, arg: str) -> None:
 # -- /memory /rules /exit ---------------------------------------------------------------------
 
 
-async def memory_command(repl: Repl, arg: str) -> None:
+async def memory_command(repl: ReplLike, arg: str) -> None:
     """``/memory [search QUERY | show FILE | reindex]``: what dexter remembers."""
     try:
         from dexter.memory.cli import memory_slash
@@ -356,7 +355,7 @@ async def memory_command(repl: Repl, arg: str) -> None:
                   else "Loaded into this session: nothing (no memory notes yet).")
 
 
-async def rules_command(repl: Repl, arg: str) -> None:
+async def rules_command(repl: ReplLike, arg: str) -> None:
     """``/rules`` shows the research rules; ``/rules add TEXT`` appends; ``/rules edit``."""
     path = repl.settings.home_path / RULES_FILE
     verb, _, rest = arg.partition(" ")
@@ -397,7 +396,7 @@ async def rules_command(repl: Repl, arg: str) -> None:
     repl.console.print(text, markup=False, highlight=False)
 
 
-async def exit_command(repl: Repl, _arg: str) -> None:
+async def exit_command(repl: ReplLike, _arg: str) -> None:
     """``/exit``: leave."""
     repl.request_quit()
 
@@ -434,7 +433,7 @@ def build_registry() -> CommandRegistry:
     return registry
 
 
-def argument_values(repl: Repl, command: str) -> list[str]:
+def argument_values(repl: ReplLike, command: str) -> list[str]:
     """What completion offers after ``/command ``: model names, search providers."""
     if command == "model":
         return [row.model for row in model_rows(repl.settings)]
