@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from dexter.repl.app import INTERRUPTED_LINE
+from dexter.repl.session import INTERRUPTED_LINE
 from dexter.repl.settings_store import load_saved_model
 from dexter.testing.fakellm import FakeLLM, Reply, Stall, ToolCallSpec, Usage
 from dexter.tools.calculator import CalculatorTool

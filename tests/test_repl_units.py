@@ -28,11 +28,11 @@ from dexter.messages import (
 )
 from dexter.permissions.base import PermissionDecision
 from dexter.providers.registry import ModelInfo
-from dexter.repl.app import _apply_line
 from dexter.repl.commands import CommandRegistry, split_command
 from dexter.repl.completion import ReplCompleter
 from dexter.repl.context_report import context_report
 from dexter.repl.cost import CostTracker, format_cost, stats_with_cost, usage_cost
+from dexter.repl.dialog_host import _apply_line
 from dexter.repl.dialogs import (
     ABORT,
     ApprovalDialog,
@@ -452,7 +452,7 @@ def test_busy_toolbar_keeps_the_interrupt_hint_when_narrow() -> None:
 def test_loop_reports_of_cancelled_futures_are_dropped_others_pass_through() -> None:
     import asyncio
 
-    from dexter.repl.app import quiet_cancelled
+    from dexter.repl.terminal import quiet_cancelled
 
     seen: list[str] = []
     handler = quiet_cancelled(lambda _loop, context: seen.append(context["message"]))
