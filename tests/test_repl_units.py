@@ -477,3 +477,33 @@ def test_run_part_takes_what_the_run_added() -> None:
     assert run_part([system, *history, UserMessage("older")], history, "new\n\nquestion") == ()
     summary = UserMessage("q\n\nSummary: ...", kind="summary")
     assert run_part([system, summary, call], history, "q") == (summary, call)
+
+
+# -- how the REPL's modules depend on each other ---------------------------------------------------
+
+
+def test_repl_like_lists_exactly_what_the_handlers_use() -> None:
+    import ast
+
+    from dexter.repl import handlers
+    from dexter.repl.protocol import Output, ReplLike
+
+    tree = ast.parse(Path(handlers.__file__).read_text(encoding="utf-8"))
+    used = {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name) and node.value.id == "repl"}
+    declared = {name for cls in (Output, ReplLike) for name in vars(cls)
+                if not name.startswith("_")} | set(ReplLike.__annotations__)
+    assert used == declared
+
+
+def test_the_handlers_and_the_session_load_without_the_app_the_terminal_or_the_cli() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys, dexter.repl.session, dexter.repl.handlers\n"
+            "print(sorted({m.split('.')[0] if m.startswith('prompt_toolkit') else m\n"
+            "              for m in sys.modules if m == 'dexter.repl.app'\n"
+            "              or m.startswith(('prompt_toolkit', 'dexter.cli'))}))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "[]"
