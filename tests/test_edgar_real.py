@@ -20,6 +20,7 @@ import pytest
 from dexter.data.cache import DiskCache
 from dexter.data.edgar import EdgarSource
 from dexter.data.http import RetryPolicy
+from dexter.data.http_source import SourceConnection
 from dexter.testing.fakedata import FakeDataServer, RecordedTree, Response
 
 REAL = Path(__file__).parent / "fixtures" / "sec-real"
@@ -38,10 +39,11 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeDataServer]:
 
 @pytest.fixture
 async def edgar(server: FakeDataServer, tmp_path: Path) -> AsyncIterator[EdgarSource]:
-    source = EdgarSource(base_url=server.url, data_url=server.url, user_agent=UA,
-                         cache=DiskCache(tmp_path / "cache"), rate_limiter=None,
-                         retry=RetryPolicy(max_retries=0, backoff_base=0.001),
-                         today=dt.date(2025, 12, 1))
+    source = EdgarSource(SourceConnection(server.url, DiskCache(tmp_path / "cache"),
+                                          rate_limiter=None,
+                                          retry=RetryPolicy(max_retries=0, backoff_base=0.001),
+                                          today=dt.date(2025, 12, 1)),
+                         data_url=server.url, user_agent=UA)
     yield source
     await source.aclose()
 

@@ -13,6 +13,7 @@ from dexter.data.base import DataError, DateFilter, NotFoundError, ScreenFilter
 from dexter.data.cache import DiskCache
 from dexter.data.edgar import EdgarSource
 from dexter.data.http import RetryPolicy
+from dexter.data.http_source import SourceConnection
 from dexter.testing.fakedata import FakeDataServer, Response
 
 UA = "dexter-tests tests@example.com"
@@ -28,10 +29,11 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeDataServer]:
 
 @pytest.fixture
 async def edgar(server: FakeDataServer, tmp_path: Path) -> AsyncIterator[EdgarSource]:
-    source = EdgarSource(base_url=server.url, data_url=server.url, user_agent=UA,
-                         cache=DiskCache(tmp_path / "cache"), rate_limiter=None,
-                         retry=RetryPolicy(max_retries=1, backoff_base=0.001),
-                         today=dt.date(2025, 3, 1))
+    source = EdgarSource(SourceConnection(server.url, DiskCache(tmp_path / "cache"),
+                                          rate_limiter=None,
+                                          retry=RetryPolicy(max_retries=1, backoff_base=0.001),
+                                          today=dt.date(2025, 3, 1)),
+                         data_url=server.url, user_agent=UA)
     yield source
     await source.aclose()
 
@@ -297,7 +299,7 @@ async def test_default_screen_period_is_last_calendar_year(edgar: EdgarSource) -
 
 async def test_missing_user_agent_is_refused_before_any_request() -> None:
     with pytest.raises(ValueError, match="SEC_EDGAR_USER_AGENT"):
-        EdgarSource(base_url="http://x", data_url="http://x", user_agent=" ", cache=None)
+        EdgarSource(SourceConnection("http://x", None), data_url="http://x", user_agent=" ")
 
 
 async def test_sec_server_error_then_ok_is_retried(edgar: EdgarSource,

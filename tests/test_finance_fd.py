@@ -18,6 +18,7 @@ from dexter.data.base import (
 from dexter.data.cache import DiskCache
 from dexter.data.financial_datasets import FinancialDatasetsSource, match_insider_names
 from dexter.data.http import RetryPolicy
+from dexter.data.http_source import SourceConnection
 from dexter.testing.fakedata import FakeDataServer, RecordedRequest, Response
 
 KEY = "fd-test-key"
@@ -32,9 +33,11 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeDataServer]:
 
 @pytest.fixture
 async def fd(server: FakeDataServer, tmp_path: Path) -> AsyncIterator[FinancialDatasetsSource]:
-    source = FinancialDatasetsSource(KEY, base_url=server.url + "/", cache=DiskCache(tmp_path),
-                                     retry=RetryPolicy(max_retries=1, backoff_base=0.001),
-                                     today=dt.date(2025, 3, 1))
+    source = FinancialDatasetsSource(
+        SourceConnection(server.url + "/", DiskCache(tmp_path),
+                         retry=RetryPolicy(max_retries=1, backoff_base=0.001),
+                         today=dt.date(2025, 3, 1)),
+        api_key=KEY)
     yield source
     await source.aclose()
 
@@ -47,7 +50,7 @@ def last(server: FakeDataServer, path: str) -> RecordedRequest:
 
 def test_an_empty_key_never_builds_the_source() -> None:
     with pytest.raises(ValueError, match="FINANCIAL_DATASETS_API_KEY"):
-        FinancialDatasetsSource("  ", base_url="http://x", cache=None)
+        FinancialDatasetsSource(SourceConnection("http://x", None), api_key="  ")
 
 
 async def test_statements_send_key_ticker_period_limit_and_bounds(

@@ -16,7 +16,6 @@ requests a second for the whole process (a shared limiter).
 
 from __future__ import annotations
 
-import datetime as dt
 import difflib
 import re
 from collections.abc import Callable
@@ -28,15 +27,14 @@ from dexter.data.base import (
     Capability,
     DataError,
     DataResult,
-    DataSource,
     DateFilter,
     NotFoundError,
     Period,
     ScreenFilter,
     StatementKind,
 )
-from dexter.data.cache import NEVER_EXPIRES, TTL_1H, TTL_6H, TTL_24H, DiskCache
-from dexter.data.fetching import CachePolicy, cached_get
+from dexter.data.cache import NEVER_EXPIRES, TTL_1H, TTL_6H, TTL_24H
+from dexter.data.fetching import CachePolicy
 from dexter.data.filing_text import (
     ITEM_CATALOG,
     base_form,
@@ -44,8 +42,9 @@ from dexter.data.filing_text import (
     normalize_item,
     split_items,
 )
-from dexter.data.http import DEFAULT_RETRY, HttpClient, RetryPolicy, ServiceInfo
-from dexter.data.ratelimit import SEC_RATE_LIMITER, AsyncRateLimiter
+from dexter.data.http import ServiceInfo
+from dexter.data.http_source import HttpSource, SourceConnection
+from dexter.data.ratelimit import SEC_RATE_LIMITER
 from dexter.data.xbrl import (
     BALANCE_ITEMS,
     CASH_FLOW_ITEMS,
@@ -127,58 +126,37 @@ def accession_path(accession: str) -> str:
     return accession.replace("-", "")
 
 
-class EdgarSource(DataSource):
-    """SEC EDGAR: statements from XBRL facts, filings and their items, frame screens."""
+class EdgarSource(HttpSource):
+    """SEC EDGAR: statements from XBRL facts, filings and their items, frame screens.
+
+    ``connection.base_url`` serves the ticker list and the archives; ``data_url`` the
+    submissions, company facts and frames. The rate limiter defaults to the process-wide
+    SEC limiter.
+    """
 
     name = "sec_edgar"
     label = "SEC EDGAR"
     capabilities = frozenset({Capability.STATEMENTS, Capability.COMPANY_FACTS,
                               Capability.FILINGS, Capability.FILING_SECTIONS,
                               Capability.SCREENER})
+    default_rate_limiter = SEC_RATE_LIMITER
 
-    def __init__(
-        self,
-        *,
-        base_url: str,
-        data_url: str,
-        user_agent: str,
-        cache: DiskCache | None,
-        retry: RetryPolicy = DEFAULT_RETRY,
-        timeout: float = 30.0,
-        rate_limiter: AsyncRateLimiter | None = SEC_RATE_LIMITER,
-        today: dt.date | None = None,
-    ) -> None:
+    def __init__(self, connection: SourceConnection, *, data_url: str, user_agent: str) -> None:
         if not user_agent.strip():
             raise ValueError("SEC EDGAR needs a User-Agent with a contact; set "
                              "SEC_EDGAR_USER_AGENT or tools.sec_user_agent.")
-        self.base_url = base_url.rstrip("/")
+        super().__init__(connection, SERVICE,
+                         headers={"User-Agent": user_agent, "Accept-Encoding": "gzip, deflate"})
         self.data_url = data_url.rstrip("/")
-        self._cache = cache
-        self._today = today
-        self.client = HttpClient(
-            SERVICE, headers={"User-Agent": user_agent, "Accept-Encoding": "gzip, deflate"},
-            timeout=timeout, retry=retry, rate_limiter=rate_limiter,
-        )
-
-    async def aclose(self) -> None:
-        """Close the HTTP client."""
-        await self.client.aclose()
-
-    def _date(self) -> dt.date:
-        return self._today or dt.date.today()
 
     async def _get(
         self, url: str, *, namespace: str, ttl: float | None, what: str,
         ticker: str | None = None,
     ) -> tuple[Any, str]:
-        response = await cached_get(
-            self.client, self._cache, namespace=namespace, url=url, params=None,
-            policy=CachePolicy(ttl=ttl), what=what,
-            # The ticker only names the cache file: it was resolved already, so a 404 here
-            # means missing data, not an unknown ticker.
-            key_extra={"ticker": ticker} if ticker else None,
-        )
-        return response.data, response.url
+        # The ticker only names the cache file: it was resolved already, so a 404 here
+        # means missing data, not an unknown ticker.
+        return await self._fetch(url, namespace=namespace, policy=CachePolicy(ttl=ttl),
+                                 what=what, key_extra={"ticker": ticker} if ticker else None)
 
     # Companies --------------------------------------------------------------------------
 

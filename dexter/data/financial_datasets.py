@@ -17,7 +17,6 @@ from dexter.data.base import (
     Capability,
     DataError,
     DataResult,
-    DataSource,
     DateFilter,
     NotFoundError,
     Period,
@@ -31,12 +30,11 @@ from dexter.data.cache import (
     TTL_6H,
     TTL_15M,
     TTL_24H,
-    DiskCache,
     is_closed_window,
 )
-from dexter.data.fetching import NO_CACHE, CachePolicy, cached_get
-from dexter.data.http import DEFAULT_RETRY, HttpClient, Params, RetryPolicy, ServiceInfo
-from dexter.data.ratelimit import AsyncRateLimiter
+from dexter.data.fetching import NO_CACHE, CachePolicy
+from dexter.data.http import Params, ServiceInfo
+from dexter.data.http_source import HttpSource, SourceConnection
 
 KEY_ENV = "FINANCIAL_DATASETS_API_KEY"
 SERVICE = ServiceInfo(name="Financial Datasets", key_env=KEY_ENV)
@@ -73,37 +71,22 @@ def match_insider_names(query: str, candidates: list[str]) -> list[str]:
     return found
 
 
-class FinancialDatasetsSource(DataSource):
-    """Financial Datasets: statements, metrics, prices, news, ownership, filings, screener."""
+class FinancialDatasetsSource(HttpSource):
+    """Financial Datasets: statements, metrics, prices, news, ownership, filings, screener.
+
+    The key travels in the ``x-api-key`` header and is scrubbed from error messages.
+    """
 
     name = "financial_datasets"
     label = "Financial Datasets"
     capabilities = frozenset(Capability)
 
-    def __init__(
-        self,
-        api_key: str,
-        *,
-        base_url: str,
-        cache: DiskCache | None,
-        retry: RetryPolicy = DEFAULT_RETRY,
-        timeout: float = 30.0,
-        rate_limiter: AsyncRateLimiter | None = None,
-        today: dt.date | None = None,
-    ) -> None:
+    def __init__(self, connection: SourceConnection, *, api_key: str) -> None:
         if not api_key.strip():
             raise ValueError(f"{KEY_ENV} is empty; the Financial Datasets source needs a key.")
-        self.base_url = base_url.rstrip("/")
-        self._cache = cache
-        self._today = today
-        self._client = HttpClient(
-            SERVICE, headers={"x-api-key": api_key.strip(), "accept": "application/json"},
-            timeout=timeout, retry=retry, rate_limiter=rate_limiter, secrets=(api_key,),
-        )
-
-    async def aclose(self) -> None:
-        """Close the HTTP client."""
-        await self._client.aclose()
+        super().__init__(connection, SERVICE,
+                         headers={"x-api-key": api_key.strip(), "accept": "application/json"},
+                         secrets=(api_key,))
 
     def _url(self, path: str) -> str:
         return self.base_url + path
@@ -112,11 +95,8 @@ class FinancialDatasetsSource(DataSource):
         self, path: str, params: Params, *, policy: CachePolicy, what: str,
         ticker: str | None = None,
     ) -> tuple[Any, str]:
-        response = await cached_get(
-            self._client, self._cache, namespace="fd" + path, url=self._url(path),
-            params=params, policy=policy, what=what, ticker=ticker,
-        )
-        return response.data, response.url
+        return await self._fetch(self._url(path), namespace="fd" + path, params=params,
+                                 policy=policy, what=what, ticker=ticker)
 
     async def _records(
         self, path: str, key: str, params: Params, *, policy: CachePolicy, what: str,
@@ -409,5 +389,5 @@ class FinancialDatasetsSource(DataSource):
             "limit": limit,
         }
         url = self._url("/financials/search/screener/")
-        response = await self._client.post_json(url, body, what="the stock screen")
+        response = await self.client.post_json(url, body, what="the stock screen")
         return DataResult(response.data, self.label, (response.url,))

@@ -20,6 +20,7 @@ from dexter.data.cache import DiskCache
 from dexter.data.edgar import EdgarSource
 from dexter.data.financial_datasets import KEY_ENV, FinancialDatasetsSource
 from dexter.data.http import DEFAULT_RETRY, RetryPolicy
+from dexter.data.http_source import SourceConnection
 from dexter.data.ratelimit import SEC_RATE_LIMITER, AsyncRateLimiter
 
 # What a missing capability needs. Only Financial Datasets has these today.
@@ -86,13 +87,15 @@ def build_sources(
     key = fd_key(env)
     if key:
         sources.append(FinancialDatasetsSource(
-            key, base_url=settings.tools.financial_datasets_base_url, cache=cache,
-            retry=opts.retry, timeout=opts.http_timeout, today=opts.today,
+            SourceConnection(settings.tools.financial_datasets_base_url, cache,
+                             retry=opts.retry, timeout=opts.http_timeout, today=opts.today),
+            api_key=key,
         ))
     sources.append(EdgarSource(
-        base_url=settings.tools.sec_edgar_base_url, data_url=settings.tools.sec_edgar_data_url,
-        user_agent=settings.tools.sec_user_agent, cache=cache, retry=opts.retry,
-        timeout=opts.http_timeout, rate_limiter=opts.sec_rate_limiter, today=opts.today,
+        SourceConnection(settings.tools.sec_edgar_base_url, cache, retry=opts.retry,
+                         timeout=opts.http_timeout, rate_limiter=opts.sec_rate_limiter,
+                         today=opts.today),
+        data_url=settings.tools.sec_edgar_data_url, user_agent=settings.tools.sec_user_agent,
     ))
     return SourceSet(sources)
 
