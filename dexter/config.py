@@ -100,6 +100,14 @@ class BashSettings:
 
 
 @dataclass
+class VerifySettings:
+    """Checking an answer's figures against what was fetched (see docs/verification.md)."""
+
+    enabled: bool = True
+    repair_turns: int = 1
+
+
+@dataclass
 class Settings:
     """All of dexter's settings."""
 
@@ -116,6 +124,7 @@ class Settings:
     memory: MemorySettings = field(default_factory=MemorySettings)
     tools: ToolSettings = field(default_factory=ToolSettings)
     bash: BashSettings = field(default_factory=BashSettings)
+    verify: VerifySettings = field(default_factory=VerifySettings)
     providers: dict[str, ProviderSettings] = field(default_factory=dict)
     context_windows: dict[str, int] = field(default_factory=dict)
     config_path: str = ""
@@ -135,7 +144,7 @@ class Settings:
 
 
 _SECTIONS = {"context": ContextSettings, "memory": MemorySettings, "tools": ToolSettings,
-             "bash": BashSettings}
+             "bash": BashSettings, "verify": VerifySettings}
 _ENV_ALIASES = {
     "DEXTER_MODEL": "model",
     "DEXTER_FAST_MODEL": "fast_model",

@@ -123,6 +123,10 @@ class ToolEnd(Event):
     duration_ms: int
     tool_call_id: str
     source_urls: tuple[str, ...] = ()
+    source_id: str = ""
+    """The result's id in the source ledger (``S3``): what the answer cites."""
+    title: str = ""
+    """What the source is (``income_statements[AAPL, annual] · SEC EDGAR``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,12 +247,35 @@ class Done(Event):
     context_threshold: int = 0
     model: str = ""
     error_kind: str = ""
+    citations: list[dict[str, str]] = field(default_factory=list)
+    """The sources the answer cites, in order: ``{id, tool, title, url}``."""
+    verification: dict[str, Any] | None = None
+    """The final :class:`Verification`'s fields (None when verification is off)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Verification(Event):
+    """The figures of an answer checked against the sources (docs/verification.md).
+
+    ``final`` is false for the check that sent the model back to fix its answer (the
+    repair turn); the last check of a run is final and is also in ``done.verification``.
+    ``unsupported`` lists ``{text, value, start, end}``: offsets into the answer.
+    """
+
+    type: ClassVar[str] = "verification"
+    recorded: ClassVar[bool] = True
+    checked: int
+    supported: int
+    status: Literal["verified", "unverified", "no_evidence"]
+    unsupported: list[dict[str, Any]] = field(default_factory=list)
+    unknown_citations: list[str] = field(default_factory=list)
+    final: bool = True
 
 
 AgentEvent = (
     RunStart | Thinking | StreamProgress | AnswerDelta | ProviderRetry | ToolStart | ToolProgress
     | ToolEnd | ToolError | ToolLimit | ToolApproval | ToolDenied | Microcompact | Compaction
-    | MemoryFlush | MemoryRecalled | ContextCleared | QueueDrain | Done
+    | MemoryFlush | MemoryRecalled | ContextCleared | QueueDrain | Verification | Done
 )
 
 EVENT_CLASSES: tuple[type[Event], ...] = typing.get_args(AgentEvent)

@@ -129,14 +129,17 @@ class ToolResultRecord:
     duration_ms: int
     is_error: bool
     tool_call_id: str
+    source_id: str = ""
 
     def header(self) -> str:
-        """``### tool(k="v", n=3)``, with `` [error]`` for a failed call."""
+        """``### [S3] tool(k="v", n=3)``: the source id when it has one, `` [error]`` for a
+        failed call."""
         params = ", ".join(
             f"{key}={json.dumps(value, ensure_ascii=False, default=str)}"
             for key, value in self.args.items()
         )
-        return f"### {self.tool}({params})" + (" [error]" if self.is_error else "")
+        sid = f"[{self.source_id}] " if self.source_id else ""
+        return f"### {sid}{self.tool}({params})" + (" [error]" if self.is_error else "")
 
     def block(self, *, cleared: bool = False) -> str:
         """The header and the result text (or the cleared placeholder, numbered from 1)."""
@@ -265,12 +268,14 @@ class Scratchpad:
         is_error: bool,
         tool_call_id: str,
         source_urls: tuple[str, ...] = (),
+        source_id: str = "",
+        title: str = "",
     ) -> int:
         """Write a tool result in full, keep it in memory, and return its 0-based index.
 
         In the file, ``result`` is the parsed JSON when the text is a JSON object or array,
-        else the text itself; ``source_urls`` (where the data came from) is written when
-        there are any.
+        else the text itself; ``source_urls`` (where the data came from), ``source_id``
+        (its id in the source ledger) and ``title`` are written when there are any.
         """
         secrets = secret_values()
         text = scrub(result, secrets)
@@ -278,12 +283,15 @@ class Scratchpad:
             index=len(self._results), tool=tool, args=scrub_value(dict(args), secrets),
             result=text,
             duration_ms=duration_ms, is_error=is_error, tool_call_id=tool_call_id,
+            source_id=source_id,
         )
         self._write({
             "type": "tool_result", "timestamp": timestamp(), "tool": tool, "args": record.args,
             "result": _maybe_json(text), "duration_ms": duration_ms, "is_error": is_error,
             "tool_call_id": tool_call_id,
             **({"source_urls": list(source_urls)} if source_urls else {}),
+            **({"source_id": source_id} if source_id else {}),
+            **({"title": scrub(title, secrets)} if title else {}),
         })
         self._results.append(record)
         if tool_call_id:

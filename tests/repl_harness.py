@@ -75,9 +75,12 @@ class AskTool(Tool[AskParams]):
 
 
 def make_settings(tmp_path: Path, **overrides: Any) -> Settings:
-    """Settings with all state under ``tmp_path`` and memory off."""
+    """Settings with all state under ``tmp_path``, memory off, and the number check off:
+    the scripted answers of REPL tests state figures no tool fetched (the check's own REPL
+    test turns it on)."""
     values = {"home": str(tmp_path / ".dexter"), "scratchpad_dir": str(tmp_path / "pads"),
-              "memory.enabled": False, "model": "gpt-4.1", **overrides}
+              "memory.enabled": False, "verify.enabled": False, "model": "gpt-4.1",
+              **overrides}
     return load_settings(overrides=values, env={})
 
 

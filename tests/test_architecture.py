@@ -15,7 +15,7 @@ from dexter import events
 ROOT = Path(__file__).resolve().parents[1] / "dexter"
 LAYERS: list[set[str]] = [
     {"config", "events", "messages", "secrets", "text", "failures", "settings_file"},
-    {"sandbox", "scratchpad", "data", "memory", "providers", "frontend"},
+    {"sandbox", "scratchpad", "data", "memory", "providers", "frontend", "evidence"},
     {"permissions", "context", "tools"},
     {"agent", "render"},
     {"testing"},
@@ -61,4 +61,4 @@ def test_the_event_union_lists_every_event_once() -> None:
     assert {
         "thinking", "tool_limit", "tool_approval", "tool_denied", "microcompact", "compaction",
         "memory_flush", "memory_recalled", "context_cleared", "queue_drain", "provider_retry",
-        "done"} == events.RECORDED_EVENT_TYPES
+        "verification", "done"} == events.RECORDED_EVENT_TYPES

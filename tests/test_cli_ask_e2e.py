@@ -32,7 +32,7 @@ def test_ask_runs_a_tool_and_answers(fake: FakeLLM, tmp_path: Path, model: str, 
               usage=Usage(900, 40)),
         Reply(text="Revenue grew **114.29%** year over year.", usage=Usage(1000, 20)),
     )
-    result = run_cli(["ask", "--model", model, "How much did revenue grow?"], cwd=tmp_path,
+    result = run_cli(["ask", "--model", model, "Revenue went from 60.9 to 130.5. How much did it grow?"], cwd=tmp_path,
                      env=cli_env(fake, tmp_path))
     assert result.code == 0, result.stderr
     assert "114.29%" in result.stdout
@@ -215,12 +215,20 @@ def test_replay_of_a_missing_file_is_a_usage_error(tmp_path: Path) -> None:
     assert "No scratchpad" in result.stderr
 
 
-def test_output_file_gets_the_answer(fake: FakeLLM, tmp_path: Path) -> None:
-    fake.enqueue(Reply(text="| Ticker | Rev |\n|---|---|\n| NVDA | 130.5B |"))
+def test_output_file_gets_the_question_the_answer_its_sources_and_the_check(
+        fake: FakeLLM, tmp_path: Path) -> None:
+    (tmp_path / "nvda.txt").write_text("NVIDIA revenue FY2025: $130.5 billion\n", encoding="utf-8")
+    fake.enqueue(
+        Reply(tool_calls=[ToolCallSpec("read_file", {"path": "nvda.txt"})]),
+        Reply(text="| Ticker | Rev | Source |\n|---|---|---|\n| NVDA | 130.5B | [S1] |"))
     result = run_cli(["ask", "--output", "out/answer.md", "table please"], cwd=tmp_path,
                      env=cli_env(fake, tmp_path))
     assert result.code == 0, result.stderr
-    assert "| NVDA | 130.5B |" in (tmp_path / "out" / "answer.md").read_text(encoding="utf-8")
+    document = (tmp_path / "out" / "answer.md").read_text(encoding="utf-8")
+    assert document.startswith("# table please\n")
+    assert "| NVDA | 130.5B | [S1] |" in document
+    assert "**Sources**\n\n- [S1] read_file: nvda.txt · nvda.txt" in document
+    assert "✓ 1 figure checked against the sources." in document
 
 
 def test_version_help_and_models(tmp_path: Path) -> None:

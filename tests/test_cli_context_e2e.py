@@ -149,7 +149,7 @@ def test_old_results_become_placeholders_while_the_last_four_stay_whole(
                           *(read(route, f"n{n}", f"data/note_{n:02d}.txt") for n in (1, 2, 3))]),
         Reply(tool_calls=[read(route, f"n{n}", f"data/note_{n:02d}.txt") for n in (4, 5, 6)]),
         Reply(tool_calls=[read(route, f"n{n}", f"data/note_{n:02d}.txt") for n in (7, 8, 9)]),
-        Reply(text="Gross margin rose from 64.9% to 75.0%."),
+        Reply(text="Gross margin rose in every one of the nine quarters."),
     )
     result = ask(fake, tmp_path, model, "--json")
     requests = fake.requests_for(route)

@@ -114,7 +114,8 @@ def test_multi_step_quarterly_comparison_reaches_the_model_compact_and_complete(
                                                    "limit": 4}),
             ToolCallSpec("get_cash_flow_statements", {"ticker": "AAPL", "period": "quarterly",
                                                       "limit": 4})]),
-        Reply(text="Revenue and free cash flow for Apple's last four quarters: ..."),
+        Reply(text="Apple's revenue was $94.93B in the quarter to 2024-09-28 [S1], with free "
+                   "cash flow of $23.90B [S1]."),
     )
     env = cli_env(llm, tmp_path, **data_env(data))
     env.pop("FINANCIAL_DATASETS_API_KEY", None)
@@ -124,7 +125,8 @@ def test_multi_step_quarterly_comparison_reaches_the_model_compact_and_complete(
                       "cash flow"], cwd=tmp_path, env=env)
     assert result.code == 0, result.stderr
     [tool_message] = [m for m in llm.requests[-1].body["messages"] if m["role"] == "tool"]
-    content = tool_message["content"]
+    source_id, _, content = tool_message["content"].partition(" ")
+    assert source_id == "[S1]"  # the model reads which source id to cite
     body = json.loads(content)
     income = body["data"]["income_statements[AAPL, quarterly]"]["data"]
     cash = body["data"]["cash_flow_statements[AAPL, quarterly]"]["data"]
@@ -136,3 +138,11 @@ def test_multi_step_quarterly_comparison_reaches_the_model_compact_and_complete(
     assert body["source_urls"]
     assert len(content) < 6_000, len(content)
     llm.assert_no_violations()
+    # the answer's figures are found in the fetched statements, and S1 resolves to them
+    done = result.events[-1]
+    assert done["verification"]["status"] == "verified", done["verification"]
+    assert done["verification"]["checked"] == 2
+    [citation] = done["citations"]
+    assert citation["id"] == "S1" and citation["tool"] == "get_financials"
+    assert "income_statements[AAPL, quarterly]" in citation["title"]
+    assert citation["url"].startswith(("http://127.0.0.1", "http://localhost"))

@@ -15,6 +15,7 @@ from dexter.config import (
     MemorySettings,
     Settings,
     ToolSettings,
+    VerifySettings,
     load_settings,
 )
 
@@ -43,11 +44,13 @@ def test_example_file_lists_every_key_with_its_default() -> None:
     data = tomllib.loads((ROOT / "config.example.toml").read_text(encoding="utf-8"))
     defaults = Settings()
     top = {f.name for f in dataclasses.fields(Settings)} - {
-        "context", "memory", "tools", "bash", "providers", "context_windows", "config_path"}
+        "context", "memory", "tools", "bash", "verify", "providers", "context_windows",
+        "config_path"}
     for name in top:
         assert data[name] == getattr(defaults, name), name
     for section, cls in (("context", ContextSettings), ("memory", MemorySettings),
-                         ("tools", ToolSettings), ("bash", BashSettings)):
+                         ("tools", ToolSettings), ("bash", BashSettings),
+                         ("verify", VerifySettings)):
         for f in dataclasses.fields(cls):
             assert data[section][f.name] == getattr(cls(), f.name), f"[{section}] {f.name}"
 

@@ -50,7 +50,9 @@ def test_a_fact_saved_in_one_run_is_recalled_and_found_in_the_next(fake: FakeLLM
     system = json.dumps(first_call.body["messages"][0])
     assert "no single stock above 5%" in system, "recall put MEMORY.md in the system prompt"
     tool_results = [m for m in second_call.body["messages"] if m.get("role") == "tool"]
-    found = json.loads(tool_results[-1]["content"])["data"]
+    source_id, _, content = tool_results[-1]["content"].partition(" ")
+    assert source_id == "[S1]"  # the result is headed by its source id
+    found = json.loads(content)["data"]
     assert found["results"][0]["path"] == "MEMORY.md"
     assert "conservative" in found["results"][0]["snippet"]
     assert found["mode"] == "hybrid"  # OPENAI_API_KEY is set: vectors from the fake /v1/embeddings

@@ -77,11 +77,11 @@ def test_full_run_shows_every_part_and_ends_with_answer_and_stats() -> None:
     assert "❯ How did NVIDIA's and AMD's revenue grow from FY2022 to FY2024?" in out
     assert "I'll fetch both companies' income statements, then compute the growth." in out
     assert '⏺ Financials ("NVIDIA annual revenue FY2022 to FY2024")' in lines
-    assert "  ⎿  Received 4 items in 1.2s" in lines
-    assert ('  ⎿  ("AMD annual revenue FY2022 to FY2024") Received 2 fields · 2 sources'
+    assert "  ⎿  [S1] Received 4 items in 1.2s" in lines
+    assert ('  ⎿  ("AMD annual revenue FY2022 to FY2024") [S2] Received 2 fields · 2 sources'
             " in 870ms") in lines
     assert "⏺ Calculator (expression=60922 / 26974 - 1)" in lines
-    assert "  ⎿  = 1.258545 in 4ms" in lines
+    assert "  ⎿  [S3] = 1.258545 in 4ms" in lines
     assert "  ⎿  Error: HTTP 404 Not Found: the page does not exist" in lines
     assert "✓ Approved for this session: Write File (path=notes/nvda.md)" in lines
     assert "✗ Denied Write File (path=/etc/hosts)" in lines

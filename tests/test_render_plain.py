@@ -136,5 +136,5 @@ def test_full_sample_run_has_no_ansi_codes_and_ends_with_stats() -> None:
     assert lines[-1] == ("✻ 12s · 4 tool calls · 3 iterations · 12k in / 1.1k out · 45 tok/s"
                          " · context 20k/95k")
     assert "| NVIDIA | $26.97B | $60.92B | 125.9% |" in out
-    assert '  ✓ Received 2 fields · 2 sources (870ms)' in out
-    assert "  ✓ = 1.258545 (4ms)" in out
+    assert '  ✓ [S2] Received 2 fields · 2 sources (870ms)' in out
+    assert "  ✓ [S3] = 1.258545 (4ms)" in out

@@ -12,6 +12,7 @@ from dexter.repl.session import INTERRUPTED_LINE
 from dexter.repl.settings_store import load_saved_model
 from dexter.testing.fakellm import FakeLLM, Reply, Stall, ToolCallSpec, Usage
 from dexter.tools.calculator import CalculatorTool
+from dexter.tools.files import ReadFileTool
 from tests.repl_harness import (
     CTRL_C,
     CTRL_D,
@@ -586,3 +587,24 @@ async def test_rules_edit_opens_the_editor(fake_llm: FakeLLM, tmp_path: Path,
         d.line("/rules")
         await d.wait_for("- from the editor", count=1)
     assert (settings.home_path / "RULES.md").read_text() == "- from the editor\n"
+
+
+async def test_the_repl_shows_sources_marks_and_the_check(fake_llm: FakeLLM,
+                                                          tmp_path: Path) -> None:
+    (tmp_path / "aapl.txt").write_text("Total net sales | 391,035 | 383,285\n", encoding="utf-8")
+    invented = "Net sales were $391.0 billion [S1]; Services $96.2 billion [S1]."
+    fake_llm.enqueue(Reply(tool_calls=[ToolCallSpec("read_file", {"path": "aapl.txt"})]),
+                     Reply(text=invented), Reply(text=invented))
+    settings = make_settings(tmp_path, **{"verify.enabled": True})
+    async with running_repl(settings, tools=[ReadFileTool()]) as d:
+        d.line("Apple sales?")
+        await d.wait_for("figures are in no source")
+        await d.wait_idle()
+        assert await d.quit() == 0
+    text = d.text
+    assert "⎿  [S1] File: aapl.txt (lines 1-1 of 1)" in text  # the tool row carries the id
+    assert "Checking the answer: 1 figure in no source ($96.2 billion)" in text
+    assert "$96.2 billion ⚠" in text
+    assert "[S1] read_file: aapl.txt · aapl.txt" in text  # the Sources section
+    assert "⚠ 1 of 2 figures are in no source (marked ⚠)." in text
+    assert len(fake_llm.requests_for("openai")) == 3

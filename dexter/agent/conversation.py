@@ -44,6 +44,7 @@ from pathlib import Path
 from dexter.context.calls import call_model
 from dexter.context.tokens import estimate_text_tokens
 from dexter.events import RunStatus
+from dexter.evidence.ledger import SourceLedger
 from dexter.messages import AssistantMessage, Message, SystemMessage, UserMessage
 from dexter.permissions.base import SessionGrants
 from dexter.providers.base import ChatModel, ModelRequest
@@ -143,6 +144,8 @@ class Conversation:
         self.turns: list[Turn] = []
         self.summary: str | None = None
         self.grants = SessionGrants()
+        self.ledger = SourceLedger()
+        """Every source fetched in this session (ids stay valid across its runs)."""
         self.recall_reported = False
         """Whether the memory recall was reported (once per session, across rebuilds)."""
         self._pending: set[asyncio.Task[None]] = set()
@@ -164,6 +167,7 @@ class Conversation:
         self.cancel_summaries()
         self.turns.clear()
         self.summary = None
+        self.ledger = SourceLedger()
 
     def replace_with_summary(self, summary: str) -> None:
         """After ``/compact``: one summary stands for every earlier turn."""

@@ -27,6 +27,7 @@ from dexter.events import (
     ToolProgress,
     ToolStart,
 )
+from dexter.evidence.ledger import Source, SourceLedger
 from dexter.messages import ToolCall, ToolResultMessage
 from dexter.permissions.base import PermissionDecision, PermissionEngine
 from dexter.sandbox.policy import Grants
@@ -58,7 +59,8 @@ class ToolLog(Protocol):
 
     def add_tool_result(self, tool: str, args: dict[str, Any], result: str, *,
                         duration_ms: int, is_error: bool, tool_call_id: str,
-                        source_urls: tuple[str, ...] = ()) -> int: ...
+                        source_urls: tuple[str, ...] = (), source_id: str = "",
+                        title: str = "") -> int: ...
 
 
 async def deny_all(_request: ApprovalRequest) -> ApprovalChoice:
@@ -93,6 +95,7 @@ class ToolExecutor:
         log: ToolLog | None = None,
         max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
         session_grants: set[str] | None = None,
+        ledger: SourceLedger | None = None,
     ) -> None:
         self.tools = {tool.name: tool for tool in tools}
         self.ctx = ctx
@@ -101,6 +104,7 @@ class ToolExecutor:
         self.log = log
         self.max_concurrency = max(1, max_concurrency)
         self.session_grants = session_grants if session_grants is not None else set()
+        self.ledger = ledger
 
     def partition(self, calls: Sequence[ToolCall]) -> list[list[ToolCall]]:
         """Group calls into batches: runs of concurrency-safe calls, and single others."""
@@ -208,11 +212,28 @@ class ToolExecutor:
         if is_error:
             emit(ToolError(tool=call.name, error=content, tool_call_id=call.id, args=args,
                            duration_ms=duration))
-        else:
-            emit(ToolEnd(tool=call.name, args=args, result=content, duration_ms=duration,
-                         tool_call_id=call.id, source_urls=urls))
-        self._record(call, args, content, duration, is_error, urls)
-        return ToolResultMessage(call.id, call.name, content, is_error=is_error), False
+            self._record(call, args, content, duration, is_error, urls)
+            return ToolResultMessage(call.id, call.name, content, is_error=True), False
+        source = self._register(tool, call.name, args, output, content, urls)
+        sid, title = (source.id, source.title) if source is not None else ("", "")
+        emit(ToolEnd(tool=call.name, args=args, result=content, duration_ms=duration,
+                     tool_call_id=call.id, source_urls=urls, source_id=sid, title=title))
+        self._record(call, args, content, duration, is_error, urls, sid, title)
+        # the id heads what the model reads, so it can cite the figures it takes from here
+        shown = f"[{sid}] {content}" if sid else content
+        return ToolResultMessage(call.id, call.name, shown, is_error=False), False
+
+    def _register(self, tool: Tool[Any], name: str, args: dict[str, Any], output: ToolOutput,
+                  content: str, urls: tuple[str, ...]) -> Source | None:
+        """Add a successful result to the source ledger (None: no ledger, or not a source)."""
+        if self.ledger is None or tool.source_kind is None:
+            return None
+        evidence = tool.evidence(content)
+        if not urls:
+            urls = tuple(str(args[k]) for k in ("url", "path") if isinstance(args.get(k), str))
+        expression = str(args.get("expression", "")) if tool.source_kind == "calculation" else ""
+        return self.ledger.add(name, args, evidence, title=scrub(output.title), urls=urls,
+                               kind=tool.source_kind, expression=expression)
 
     async def _gate(self, tool: Tool[Any], call: ToolCall, args: dict[str, Any],
                     emit: Callable[[Event], None]) -> tuple[ToolResultMessage | None, Grants | None]:
@@ -254,11 +275,13 @@ class ToolExecutor:
         return ToolResultMessage(call.id, call.name, content, is_error=True)
 
     def _record(self, call: ToolCall, args: dict[str, Any], content: str, duration: int,
-                is_error: bool, source_urls: tuple[str, ...] = ()) -> None:
+                is_error: bool, source_urls: tuple[str, ...] = (), source_id: str = "",
+                title: str = "") -> None:
         if self.log is not None:
             self.log.add_tool_result(call.name, args, content, duration_ms=duration,
                                      is_error=is_error, tool_call_id=call.id,
-                                     source_urls=source_urls)
+                                     source_urls=source_urls, source_id=source_id,
+                                     title=title)
 
 
 def _closer(queue: asyncio.Queue[Event | None]) -> Callable[[asyncio.Future[Any]], None]:

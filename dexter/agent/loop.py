@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import time
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
@@ -49,6 +50,9 @@ from dexter.events import (
     StreamProgress,
     Thinking,
 )
+from dexter.evidence.ledger import SourceLedger
+from dexter.evidence.report import citations_of, verification_event
+from dexter.evidence.verify import AnswerCheck, repair_note, verify_answer
 from dexter.messages import (
     AssistantMessage,
     Message,
@@ -105,6 +109,7 @@ class RunState:
     model_seconds: float = 0.0
     iterations: int = 0
     overflow_retries: int = 0
+    repairs: int = 0
     threshold: threshold.ThresholdState = field(default_factory=threshold.ThresholdState)
 
 
@@ -207,14 +212,14 @@ class Agent:
         # Every nested generator is closed explicitly (aclosing): when the consumer stops
         # early (a closed pipe, a break), the open model stream is released right away
         # instead of by the garbage collector racing the event loop's shutdown.
-        async with aclosing(self._iterate(state, pad, executor)) as events:
+        async with aclosing(self._iterate(state, pad, executor, conv)) as events:
             async for event in events:
                 if not isinstance(event, StreamProgress | AnswerDelta):
                     pad.record_event(event)
                 yield event
 
-    async def _iterate(self, state: RunState, pad: Scratchpad,
-                       executor: ToolExecutor) -> AsyncGenerator[Event, None]:
+    async def _iterate(self, state: RunState, pad: Scratchpad, executor: ToolExecutor,
+                       conv: Conversation) -> AsyncGenerator[Event, None]:
         cfg = self.settings.context
         for iteration in range(1, self.settings.max_iterations + 1):
             state.iterations = iteration
@@ -242,7 +247,16 @@ class Agent:
 
             if not reply.tool_calls:
                 self._messages.append(reply)
-                yield self._done(state, pad, reply.text.strip(), "ok")
+                answer = reply.text.strip()
+                check = self._verify(answer, state, conv)
+                if check is not None and self._wants_repair(check, state):
+                    state.repairs += 1
+                    yield verification_event(check, final=False)
+                    self._messages.append(UserMessage(repair_note(check), kind="note"))
+                    continue
+                if check is not None:
+                    yield verification_event(check, final=True)
+                yield self._done(state, pad, answer, "ok", check=check, ledger=conv.ledger)
                 return
 
             self._messages.append(reply)
@@ -297,11 +311,11 @@ class Agent:
             shell_sandbox=setup.shell_sandbox,
             context_window=setup.context_window,
             fast_context_window=setup.fast_context_window,
-            run_worker=worker_runner(setup.cwd, setup.shell_sandbox),
+            run_worker=worker_runner(setup.cwd, setup.shell_sandbox, conv.ledger),
         )
         return ToolExecutor(setup.tools, ctx, permissions=setup.permissions,
                             approver=setup.approver, log=pad,
-                            session_grants=conv.grants)
+                            session_grants=conv.grants, ledger=conv.ledger)
 
     async def _apply(self, stage: Stage, pad: Scratchpad,
                      trace: str = "") -> AsyncGenerator[Event, None]:
@@ -416,8 +430,19 @@ class Agent:
         if self.setup.trace is not None:
             self.setup.trace(stage, before, after)
 
+    def _verify(self, answer: str, state: RunState, conv: Conversation) -> AnswerCheck | None:
+        """The deterministic check of the answer's figures (None when it is off)."""
+        if not self.settings.verify.enabled:
+            return None
+        return verify_answer(answer, conv.ledger, state.query)
+
+    def _wants_repair(self, check: AnswerCheck, state: RunState) -> bool:
+        failed = bool(check.unsupported or check.unknown_citations)
+        return failed and state.repairs < max(self.settings.verify.repair_turns, 0)
+
     def _done(self, state: RunState, pad: Scratchpad, answer: str, status: RunStatus,
-              error_kind: str = "") -> Done:
+              error_kind: str = "", *, check: AnswerCheck | None = None,
+              ledger: SourceLedger | None = None) -> Done:
         elapsed = time.monotonic() - state.started
         out = state.usage.output_tokens
         tps = out / state.model_seconds if state.model_seconds > 0 else 0.0
@@ -433,6 +458,8 @@ class Agent:
             context_threshold=self.threshold,
             model=self.setup.model.model,
             error_kind=error_kind,
+            citations=citations_of(answer, ledger) if ledger is not None else [],
+            verification=check.to_dict() if check is not None else None,
         )
 
 
@@ -444,23 +471,31 @@ def assistant_text(messages: Sequence[Message]) -> str:
     return ""
 
 
-def worker_runner(cwd: Path, shell_sandbox: SandboxRunner | None = None) -> WorkerRunner:
+def worker_runner(cwd: Path, shell_sandbox: SandboxRunner | None = None,
+                  ledger: SourceLedger | None = None) -> WorkerRunner:
     """What ``spawn_subagent`` runs its workers with: a fresh agent per worker, with no
     user, history or memory, under this session's sandbox and rules (anything that would
-    ask is denied: a worker has nobody to ask)."""
+    ask is denied: a worker has nobody to ask). Its sources join ``ledger`` (the parent's),
+    so the parent can cite what its workers fetched; a worker's report is not verified
+    itself: the parent's answer is."""
 
     async def run(spec: WorkerSpec) -> AsyncGenerator[Event, None]:
         from dexter.permissions.engine import build_permission_engine
 
         status = shell_sandbox.status if shell_sandbox is not None else None
+        settings = dataclasses.replace(
+            spec.settings, verify=dataclasses.replace(spec.settings.verify, enabled=False))
         worker = Agent(AgentSetup(
-            settings=spec.settings, model=spec.model, fast_model=spec.fast_model,
+            settings=settings, model=spec.model, fast_model=spec.fast_model,
             context_window=spec.context_window, fast_context_window=spec.fast_context_window,
             tools=spec.tools, system_prompt=spec.system_prompt,
-            permissions=build_permission_engine(spec.settings, cwd, status),
+            permissions=build_permission_engine(settings, cwd, status),
             cwd=cwd, shell_sandbox=shell_sandbox,
         ))
-        async with aclosing(worker.run(spec.query)) as events:
+        conversation = Conversation()
+        if ledger is not None:
+            conversation.ledger = ledger
+        async with aclosing(worker.run(spec.query, conversation)) as events:
             async for event in events:
                 yield event
 

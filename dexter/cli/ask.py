@@ -7,10 +7,12 @@ import contextlib
 import os
 import sys
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 from dexter.config import ConfigError
 from dexter.events import Done
+from dexter.evidence.report import answer_document
 from dexter.frontend import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -124,7 +126,9 @@ def run_ask(options: AskOptions) -> int:
     if options.output is not None and done.status == "ok":
         try:
             options.output.parent.mkdir(parents=True, exist_ok=True)
-            options.output.write_text(scrub(done.answer.rstrip()) + "\n", encoding="utf-8")
+            when = datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
+            document = answer_document(done, options.question, when)
+            options.output.write_text(scrub(document), encoding="utf-8")
         except OSError as exc:
             print_error(f"Could not write the answer to {options.output}: {exc.strerror}.")
             return EXIT_FAILED

@@ -127,8 +127,10 @@ def _prompt(*, task: str, query: str, material_title: str, material: str) -> str
         f"in this order:\n{sections}\n\n"
         "The Numerical Data section is the most important one: keep EVERY number the tools "
         "returned (values, growth rates, ratios, prices, share counts, dates), each with its "
-        "unit, its period and the tool or source it came from. Do not round, drop or merge "
-        "numbers; when in doubt, include it. The research cannot fetch them again cheaply.\n\n"
+        "unit, its period and the tool or source it came from, and the source id shown in "
+        "its result's header (write it as [S3] right after the number: the answer cites "
+        "these ids). Do not round, drop or merge numbers; when in doubt, include it. The "
+        "research cannot fetch them again cheaply.\n\n"
         "Shape of the reply:\n<analysis>\n...\n</analysis>\n<summary>\n"
         + "\n".join(f"## {n}. {title}\n..." for n, title in enumerate(SUMMARY_SECTIONS, 1))
         + "\n</summary>\n\n"

@@ -9,6 +9,7 @@ purpose.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable, Set
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -29,6 +30,7 @@ DEFAULT_COMPACTABLE_TOOLS: frozenset[str] = frozenset({
 _QUERY_KEYS = ("query", "search", "question", "q", "text", "input", "prompt")
 _LOCATOR_KEYS = ("path", "url", "file")
 _CLUE_VALUE_CHARS = 200
+_SOURCE_ID = re.compile(r"(?:^|\n)\[(S\d+)\] ")
 
 Compactable = Callable[[str], bool] | Set[str]
 
@@ -103,8 +105,13 @@ def microcompact(
 
 
 def cleared_placeholder(result: ToolResultMessage, call: ToolCall | None) -> str:
-    """The text that replaces a cleared result: the marker, then how to get it back."""
-    parts = [CLEARED_PREFIX, f"tool={result.name}"]
+    """The text that replaces a cleared result: the marker, its source id (still citable:
+    the ledger keeps it), then how to get it back."""
+    parts = [CLEARED_PREFIX]
+    source = _SOURCE_ID.search(result.content[:1_000])
+    if source:
+        parts.append(f"source={source.group(1)}")
+    parts.append(f"tool={result.name}")
     saved = persisted_path(result.content)
     if call is not None:
         clue = retrieval_clue(call.arguments)

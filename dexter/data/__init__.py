@@ -4,6 +4,8 @@ Modules:
 
 - ``base``: the ``DataSource`` interface, capabilities, results and errors.
 - ``http``: the HTTP client (retries, rate limiting, clear errors).
+- ``http_source``: ``SourceConnection`` (where and how to connect) and ``HttpSource``, the
+  base class both sources share (constructor, cached GET, closing).
 - ``cache``: the disk cache with per-endpoint TTLs.
 - ``financial_datasets``: the Financial Datasets API (needs ``FINANCIAL_DATASETS_API_KEY``).
 - ``edgar``: SEC EDGAR (keyless): tickers, filings, XBRL facts, frames, filing documents.

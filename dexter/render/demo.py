@@ -31,16 +31,17 @@ from dexter.events import (
     ToolLimit,
     ToolProgress,
     ToolStart,
+    Verification,
 )
 
 ANSWER = """## Revenue growth, FY2022 → FY2024
 
 NVIDIA grew far faster than AMD, driven by data-center GPUs.
 
-| Company | FY2022 revenue | FY2024 revenue | Growth |
-|---|---|---|---|
-| NVIDIA | $26.97B | $60.92B | 125.9% |
-| AMD | $23.60B | $22.68B | -3.9% |
+| Company | FY2022 revenue | FY2024 revenue | Growth | Source |
+|---|---|---|---|---|
+| NVIDIA | $26.97B | $60.92B | 125.9% | [S1] [S3] |
+| AMD | $23.60B | $22.68B | -3.9% | [S2] |
 
 - NVIDIA's data-center segment was **78%** of revenue in FY2024.
 """
@@ -69,11 +70,13 @@ def sample_events() -> list[Event]:
         ToolProgress("get_financials", "Fetching income statements", "c1"),
         ToolEnd("get_financials", AMD, '{"data": {"FY2022": 23601, "FY2024": 22680, '
                 '"_meta": 1}, "source_urls": ["https://a.example", "https://b.example"]}',
-                870, "c2", ("https://a.example", "https://b.example")),
-        ToolEnd("get_financials", NVDA, '{"data": [1, 2, 3, 4]}', 1_240, "c1"),
+                870, "c2", ("https://a.example", "https://b.example"), "S2",
+                "income_statements[AMD, annual] · SEC EDGAR"),
+        ToolEnd("get_financials", NVDA, '{"data": [1, 2, 3, 4]}', 1_240, "c1", (), "S1",
+                "income_statements[NVDA, annual] · SEC EDGAR"),
         ToolStart("calculator", CALC, "c3"),
         ToolEnd("calculator", CALC, '{"data": {"expression": "60922 / 26974 - 1", '
-                '"result": 1.258545}}', 4, "c3"),
+                '"result": 1.258545}}', 4, "c3", (), "S3", "calculator: 60922 / 26974 - 1"),
         ToolStart("web_fetch", FETCH, "c4"),
         ToolError("web_fetch", "HTTP 404 Not Found: the page does not exist", "c4", FETCH, 310),
         ToolApproval("write_file", {"path": "notes/nvda.md"}, "allow-session", "c5"),
@@ -88,12 +91,24 @@ def sample_events() -> list[Event]:
         ContextCleared(12, 5),
         QueueDrain(1, "also compare Intel"),
         StreamProgress(300, "responding"),
+        Verification(checked=7, supported=6, status="unverified",
+                     unsupported=[{"text": "78%", "value": 78.0, "start": 0, "end": 0}],
+                     final=False),
         Done(ANSWER, [{"tool": "get_financials"}] * 2 + [{"tool": "calculator"},
                                                          {"tool": "web_fetch"}],
              iterations=3, total_time_ms=12_400,
              token_usage={"input_tokens": 12_300, "output_tokens": 1_100},
              tokens_per_second=45.0, context_tokens=20_000, context_threshold=95_000,
-             model="gpt-4.1"),
+             model="gpt-4.1",
+             citations=[{"id": "S1", "tool": "get_financials",
+                         "title": "income_statements[NVDA, annual] · SEC EDGAR",
+                         "url": "https://www.sec.gov/cgi-bin/browse-edgar?CIK=NVDA"},
+                        {"id": "S2", "tool": "get_financials",
+                         "title": "income_statements[AMD, annual] · SEC EDGAR", "url": ""},
+                        {"id": "S3", "tool": "calculator",
+                         "title": "calculator: 60922 / 26974 - 1", "url": ""}],
+             verification={"checked": 6, "supported": 6, "unsupported": [],
+                           "unknown_citations": [], "status": "verified"}),
     ]
 
 

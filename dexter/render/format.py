@@ -175,6 +175,11 @@ def error_summary(error: str) -> str:
     return truncate(text, 80)
 
 
+def source_tag(source_id: str) -> str:
+    """``[S3] `` before a tool row's summary ('' for a result that is not a source)."""
+    return f"[{source_id}] " if source_id else ""
+
+
 def result_summary(tool: str, result: str, source_urls: tuple[str, ...] = ()) -> str:
     """A one-line summary of a successful tool result, as shown under the tool's row
     (``source_urls``: the URLs its data came from, counted as sources)."""

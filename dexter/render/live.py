@@ -46,6 +46,7 @@ from dexter.events import (
     ToolProgress,
     ToolStart,
 )
+from dexter.evidence.report import answer_markdown_text, verification_line
 from dexter.render.format import (
     SUBAGENT_TOOL,
     SubagentProgress,
@@ -58,6 +59,7 @@ from dexter.render.format import (
     one_line,
     progress_text,
     result_summary,
+    source_tag,
     stats_line,
     status_label,
     subagent_counts,
@@ -442,8 +444,9 @@ class LiveRenderer:
                         row.progress = progress_text(message, status)
                         row.agent = status or row.agent
             case ToolEnd(tool=tool, args=args, result=result, duration_ms=ms, tool_call_id=cid,
-                         source_urls=urls):
-                shown = "Done" if tool == SUBAGENT_TOOL else result_summary(tool, result, urls)
+                         source_urls=urls, source_id=sid):
+                shown = "Done" if tool == SUBAGENT_TOOL else \
+                    source_tag(sid) + result_summary(tool, result, urls)
                 self._finish_row(cid, tool, args, "done", f"{shown} in {format_duration(ms)}")
             case ToolError(tool=tool, args=args, error=error, tool_call_id=call_id):
                 detail = _agent_failure(error) if tool == SUBAGENT_TOOL else error_summary(error)
@@ -505,8 +508,11 @@ class LiveRenderer:
         self._stop_live()
         self._print(Text())
         if done.status == "ok":
-            answer = done.answer.strip()
+            answer = answer_markdown_text(done)
             self._print(answer_markdown(answer) if answer else Text("(no answer)", style=MUTED))
+            line = verification_line(done.verification)
+            if line:
+                self._print(Text(), Text(line, style=WARNING if "⚠" in line else MUTED))
         else:
             style = WARNING if done.status == "interrupted" else ERROR
             message = done.answer.strip() or "the run did not finish"

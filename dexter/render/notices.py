@@ -17,6 +17,7 @@ from dexter.events import (
     Microcompact,
     ProviderRetry,
     QueueDrain,
+    Verification,
 )
 from dexter.render.format import format_tokens, one_line, plural, reduction_percent, truncate
 
@@ -60,9 +61,27 @@ def _memory_flush(event: MemoryFlush) -> Notice | None:
     return Notice("⏺", "Memory flush: wrote " + ", ".join(event.files_written))
 
 
+def _verification(event: Verification) -> Notice | None:
+    if event.final:
+        return None  # the final check is shown under the answer
+    problems = []
+    if event.unsupported:
+        figures = ", ".join(str(u.get("text", "")) for u in event.unsupported[:4])
+        more = len(event.unsupported) - 4
+        problems.append(f"{plural(len(event.unsupported), 'figure')} in no source ({figures}"
+                        + (f", +{more}" if more > 0 else "") + ")")
+    if event.unknown_citations:
+        problems.append("citations to no source: " + ", ".join(event.unknown_citations))
+    return Notice("⏺", f"Checking the answer: {'; '.join(problems)}; asking the model to "
+                       "fix it", "warning")
+
+
 def notice_for(event: Event) -> Notice | None:
-    """The notice line for a context, retry or queue event; None for every other event."""
+    """The notice line for a context, retry, queue or verification event; None for every
+    other event."""
     match event:
+        case Verification():
+            return _verification(event)
         case Microcompact(cleared=cleared, tokens_saved=saved):
             return Notice("⏺", f"Microcompact: cleared {plural(cleared, 'old tool result')}"
                                f" (~{format_tokens(saved)} tokens)")

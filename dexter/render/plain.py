@@ -24,6 +24,7 @@ from dexter.events import (
     ToolProgress,
     ToolStart,
 )
+from dexter.evidence.report import answer_markdown_text, verification_line
 from dexter.render.format import (
     SUBAGENT_TOOL,
     SubagentProgress,
@@ -33,6 +34,7 @@ from dexter.render.format import (
     format_duration,
     one_line,
     result_summary,
+    source_tag,
     stats_line,
     status_label,
     subagent_counts,
@@ -79,8 +81,10 @@ class PlainRenderer:
                     self._line(f"· {thinking_text(message)}")
             case ToolStart(tool=tool, args=args):
                 self._line(f"→ {call_label(tool, args)}")
-            case ToolEnd(tool=tool, result=result, duration_ms=ms, source_urls=urls):
-                self._line(f"  ✓ {result_summary(tool, result, urls)} ({format_duration(ms)})")
+            case ToolEnd(tool=tool, result=result, duration_ms=ms, source_urls=urls,
+                         source_id=sid):
+                summary = result_summary(tool, result, urls)
+                self._line(f"  ✓ {source_tag(sid)}{summary} ({format_duration(ms)})")
             case ToolError(error=error, duration_ms=ms):
                 took = f" ({format_duration(ms)})" if ms > 0 else ""
                 self._line(f"  ✗ {error_summary(error)}{took}")
@@ -126,7 +130,11 @@ class PlainRenderer:
     def _done(self, done: Done) -> None:
         self._line()
         if done.status == "ok":
-            self._line(done.answer.strip() or "(no answer)")
+            self._line(answer_markdown_text(done) or "(no answer)")
+            line = verification_line(done.verification)
+            if line:
+                self._line()
+                self._line(line)
         else:
             self._line(f"{status_label(done)}: {done.answer.strip() or 'the run did not finish'}")
         self._line()

@@ -88,7 +88,8 @@ def _tool_events(entry: dict[str, Any], index: int) -> list[Event]:
         urls = entry.get("source_urls")
         sources = tuple(str(u) for u in urls if isinstance(u, str)) if isinstance(urls, list) else ()
         end = ToolEnd(tool=tool, args=args, result=result, duration_ms=duration,
-                      tool_call_id=call_id, source_urls=sources)
+                      tool_call_id=call_id, source_urls=sources,
+                      source_id=_text(entry.get("source_id")), title=_text(entry.get("title")))
     return [ToolStart(tool=tool, args=args, tool_call_id=call_id), end]
 
 

@@ -9,7 +9,7 @@ other_text?, notes?}], "declined": bool}``, or None when no one is there. With n
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field
 
@@ -76,6 +76,7 @@ class AskUserQuestionTool(Tool[AskUserParams]):
     """Ask the user multiple-choice questions."""
 
     name: ClassVar[str] = "ask_user_question"
+    source_kind: ClassVar[Literal["user"]] = "user"
     description: ClassVar[str] = (
         "Ask the user 1-4 multiple-choice questions (2-4 options each; the UI adds an 'Other' "
         "free-text choice) when a decision really needs them: scope, preferences, "

@@ -12,7 +12,7 @@ from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -78,11 +78,17 @@ class ToolContext:
 
 @dataclass(frozen=True, slots=True)
 class ToolOutput:
-    """A tool's result: text for the model, plus optional source URLs for the answer."""
+    """A tool's result: text for the model, plus what the source ledger keeps of it.
+
+    ``title`` says what the data is (default: the tool and its main argument);
+    ``source_urls`` are its links (SEC filing, web page; default: a ``path`` or ``url``
+    argument).
+    """
 
     content: str
     source_urls: tuple[str, ...] = ()
     is_error: bool = False
+    title: str = ""
 
 
 class Tool(ABC, Generic[P]):
@@ -102,10 +108,18 @@ class Tool(ABC, Generic[P]):
     concurrency_safe: ClassVar[bool] = False
     compactable: ClassVar[bool] = False
     needs_approval: ClassVar[bool] = False
+    source_kind: ClassVar[Literal["data", "calculation", "user"] | None] = "data"
+    """What a successful result is in the source ledger: fetched data, a calculation (its
+    result counts once its inputs are supported), the user's words, or None: not a source
+    (a tool that echoes what the model wrote, such as write_file)."""
 
     @abstractmethod
     async def run(self, args: P, ctx: ToolContext) -> str | ToolOutput:
         """Do the work. Raise ``ToolFailure`` for an expected error the model should see."""
+
+    def evidence(self, content: str) -> str:
+        """The part of a successful result whose numbers count as evidence (all of it)."""
+        return content
 
     def json_schema(self) -> dict[str, Any]:
         """The JSON schema of the parameters, without pydantic's title noise."""

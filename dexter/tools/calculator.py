@@ -7,7 +7,8 @@ JSON it returns.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+import json
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field
 
@@ -50,6 +51,7 @@ class CalculatorTool(Tool[CalculatorParams]):
     """Exact arithmetic on an expression; see ``DESCRIPTION``."""
 
     name: ClassVar[str] = "calculator"
+    source_kind: ClassVar[Literal["calculation"]] = "calculation"
     description: ClassVar[str] = DESCRIPTION
     params: ClassVar[type[BaseModel]] = CalculatorParams
     concurrency_safe: ClassVar[bool] = True
@@ -64,3 +66,11 @@ class CalculatorTool(Tool[CalculatorParams]):
             "formatted": format_number(value, args.precision),
         }
         return format_result(data)
+
+    def evidence(self, content: str) -> str:
+        """Only the result counts as evidence: the expression's figures need their own."""
+        try:
+            data = json.loads(content)["data"]
+            return f"{data['result']} {data['formatted']}"
+        except (ValueError, KeyError, TypeError):
+            return ""

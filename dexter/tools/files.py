@@ -325,6 +325,7 @@ class WriteFileTool(Tool[WriteFileParams]):
     """Create or overwrite a file (asks for approval)."""
 
     name: ClassVar[str] = "write_file"
+    source_kind: ClassVar[None] = None  # it echoes what the model wrote
     description: ClassVar[str] = (
         "Create or overwrite a text file in the working directory (parent folders are created). "
         "Requires user approval. Prefer edit_file to change part of an existing file."
@@ -496,6 +497,7 @@ class EditFileTool(Tool[EditFileParams]):
     """Replace text in a file (asks for approval)."""
 
     name: ClassVar[str] = "edit_file"
+    source_kind: ClassVar[None] = None  # it echoes what the model wrote
     description: ClassVar[str] = (
         "Replace old_text with new_text in a file. Exact match first; if none, a match that "
         "ignores quote style, indentation and trailing spaces (only the matched lines change). "

@@ -73,6 +73,7 @@ class MemorySearchTool(_MemoryTool[MemorySearchParams]):
     """Hybrid search over memory files and past conversations."""
 
     name: ClassVar[str] = "memory_search"
+    source_kind: ClassVar[Literal["user"]] = "user"  # the user's own notes
     description: ClassVar[str] = SEARCH_DESCRIPTION
     params: ClassVar[type[BaseModel]] = MemorySearchParams
     concurrency_safe: ClassVar[bool] = True
@@ -88,6 +89,7 @@ class MemoryGetTool(_MemoryTool[MemoryGetParams]):
     """Read lines of a memory file."""
 
     name: ClassVar[str] = "memory_get"
+    source_kind: ClassVar[Literal["user"]] = "user"
     description: ClassVar[str] = GET_DESCRIPTION
     params: ClassVar[type[BaseModel]] = MemoryGetParams
     concurrency_safe: ClassVar[bool] = True
@@ -112,6 +114,7 @@ class MemoryUpdateTool(_MemoryTool[MemoryUpdateParams]):
     """Append to, edit or delete from a memory file."""
 
     name: ClassVar[str] = "memory_update"
+    source_kind: ClassVar[None] = None  # it stores what the model wrote
     description: ClassVar[str] = UPDATE_DESCRIPTION
     params: ClassVar[type[BaseModel]] = MemoryUpdateParams
     concurrency_safe: ClassVar[bool] = False

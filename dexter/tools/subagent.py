@@ -268,6 +268,7 @@ class SubagentTool(Tool[SubagentParams]):
     """Runs a worker agent on one sub-task and returns its report."""
 
     name: ClassVar[str] = SUBAGENT_TOOL_NAME
+    source_kind: ClassVar[None] = None  # its workers' own results are the sources
     description: ClassVar[str] = DESCRIPTION
     params: ClassVar[type[BaseModel]] = SubagentParams
     concurrency_safe: ClassVar[bool] = True

@@ -210,6 +210,7 @@ async def execute(planned: list[_Planned], sources: SourceSet, ctx: ToolContext,
     data: dict[str, Any] = {}
     errors: list[dict[str, Any]] = []
     urls: list[str] = []
+    labels: list[str] = []
     for item in planned:
         if item.error is not None:
             errors.append({"tool": item.call.name, "args": item.call.arguments,
@@ -225,11 +226,14 @@ async def execute(planned: list[_Planned], sources: SourceSet, ctx: ToolContext,
             entry["notes"] = [*outcome.notes, *entry.get("notes", [])]
         data[outcome.key] = entry
         urls.extend(outcome.result.urls)
+        labels.append(outcome.result.source)
     if not any(o.result for o in outcomes):
         return ToolOutput(failure_text(errors), is_error=True)
     if errors:
         data["_errors"] = errors
-    return ToolOutput(format_result(data, urls), tuple(dict.fromkeys(urls)))
+    keys = [k for k in data if not k.startswith("_")]
+    title = "; ".join(keys) + " · " + ", ".join(dict.fromkeys(labels))
+    return ToolOutput(format_result(data, urls), tuple(dict.fromkeys(urls)), title=title)
 
 
 def failure_text(errors: list[dict[str, Any]]) -> str:

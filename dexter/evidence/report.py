@@ -1,0 +1,123 @@
+"""How a checked answer is shown: marks on unsupported figures, the Sources section, the
+verification line. Pure text (markdown), shared by the live view, plain lines, ``--output``
+files, ``dexter replay`` and the REPL, so the answer reads the same everywhere."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from dexter.events import Done, Verification
+from dexter.evidence.citations import cited_ids
+from dexter.evidence.ledger import SourceLedger
+from dexter.evidence.verify import AnswerCheck
+
+MARK = " ⚠"
+"""Put after each figure no source supports."""
+
+
+def citations_of(answer: str, ledger: SourceLedger) -> list[dict[str, str]]:
+    """``done.citations``: each source the answer cites that exists, first citation first."""
+    out = []
+    for source_id in cited_ids(answer):
+        source = ledger.get(source_id)
+        if source is not None:
+            out.append(source.citation())
+    return out
+
+
+def verification_event(check: AnswerCheck, *, final: bool) -> Verification:
+    """The event for one check of an answer."""
+    data = check.to_dict()
+    return Verification(checked=data["checked"], supported=data["supported"],
+                        status=data["status"], unsupported=data["unsupported"],
+                        unknown_citations=data["unknown_citations"], final=final)
+
+
+def mark_unsupported(answer: str, unsupported: Sequence[Mapping[str, Any]]) -> str:
+    """``answer`` with :data:`MARK` after every unsupported figure (by its offsets)."""
+    ends = sorted({int(u["end"]) for u in unsupported
+                   if isinstance(u.get("end"), int) and 0 < u["end"] <= len(answer)},
+                  reverse=True)
+    for end in ends:
+        answer = answer[:end] + MARK + answer[end:]
+    return answer
+
+
+def sources_section(citations: Sequence[Mapping[str, Any]]) -> str:
+    """The markdown ``Sources`` list of the cited sources ('' when none is cited)."""
+    usable = [c for c in citations if isinstance(c, Mapping)] \
+        if isinstance(citations, Sequence) else []
+    if not usable:
+        return ""
+    lines = ["**Sources**", ""]
+    for c in usable:
+        title = str(c.get("title") or c.get("tool") or "")
+        url = str(c.get("url") or "")
+        lines.append(f"- [{c.get('id', '')}] {title}" + (f" · {url}" if url else ""))
+    return "\n".join(lines)
+
+
+def verification_line(verification: Mapping[str, Any] | None) -> str:
+    """One line on how the figures fared ('' when verification was off)."""
+    if not isinstance(verification, Mapping) or not verification:
+        return ""
+    checked = _count(verification.get("checked"))
+    supported = _count(verification.get("supported"))
+    listed = verification.get("unknown_citations")
+    unknown = [str(i) for i in listed] if isinstance(listed, list) else []
+    status = verification.get("status")
+    parts = []
+    if status == "no_evidence":
+        missing = checked - supported
+        if missing > 0:
+            parts.append(f"⚠ No data was fetched for this answer: {missing} of "
+                         f"{_figures(checked)} {'rests' if missing == 1 else 'rest'} on no "
+                         f"source (marked{MARK}).")
+        elif checked:
+            what = "figure comes" if checked == 1 else f"{checked} figures come"
+            parts.append(f"No data was fetched for this answer; its {what} from your own "
+                         "words or calculations on them.")
+        else:
+            parts.append("No data was fetched for this answer.")
+    elif checked == supported:
+        parts.append(f"✓ {_figures(checked).capitalize()} checked against the sources."
+                     if checked else "✓ No figures to check.")
+    else:
+        parts.append(f"⚠ {checked - supported} of {_figures(checked)} are in no source "
+                     f"(marked{MARK}).")
+    if unknown:
+        ids = ", ".join(f"[{i}]" for i in unknown)
+        parts.append(f"⚠ {ids} {'cites' if len(unknown) == 1 else 'cite'} no source.")
+    return " ".join(parts)
+
+
+def answer_markdown_text(done: Done) -> str:
+    """The answer as every renderer shows it: marked figures, then the Sources section."""
+    verification = done.verification if isinstance(done.verification, Mapping) else {}
+    unsupported = verification.get("unsupported")
+    marks = [u for u in unsupported if isinstance(u, Mapping)] \
+        if isinstance(unsupported, list) else []
+    body = mark_unsupported(done.answer.strip(), marks)
+    sources = sources_section(done.citations)
+    return f"{body}\n\n{sources}" if sources else body
+
+
+def answer_document(done: Done, question: str, when: str) -> str:
+    """The ``--output`` markdown file: the question, the date, the answer, its sources and
+    the verification line."""
+    parts = [f"# {question.strip()}", f"*{when} · {done.model}*" if done.model else f"*{when}*",
+             answer_markdown_text(done)]
+    line = verification_line(done.verification)
+    if line:
+        parts.append(f"*{line}*")
+    return "\n\n".join(parts) + "\n"
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and \
+        0 <= value < 10**9 else 0
+
+
+def _figures(n: int) -> str:
+    return f"{n} figure" if n == 1 else f"{n} figures"
