@@ -1,41 +1,20 @@
-"""Estimated cost of runs from the catalog's prices (US dollars per million tokens)."""
+"""The REPL's cost tracking: the closing line with cost and session totals.
+
+Pricing itself (``model_price``, ``usage_cost``, ``format_cost``) lives in
+``dexter.providers.pricing``; it is re-exported here for the REPL's modules.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from dexter.config import ConfigError, Settings
 from dexter.events import Done
-from dexter.providers.registry import ModelInfo, resolve_model
+from dexter.providers.pricing import format_cost as format_cost
+from dexter.providers.pricing import model_price as model_price
+from dexter.providers.pricing import usage_cost as usage_cost
+from dexter.providers.registry import ModelInfo
 from dexter.render.format import stats_line
-
-
-def model_price(model_name: str, settings: Settings) -> ModelInfo | None:
-    """The catalog entry with prices for ``model_name``; None when unknown or unpriced."""
-    try:
-        info = resolve_model(model_name, settings).info
-    except ConfigError:
-        return None
-    if info is None or info.input_price_per_mtok is None or info.output_price_per_mtok is None:
-        return None
-    return info
-
-
-def usage_cost(usage: Mapping[str, int], info: ModelInfo | None) -> float | None:
-    """Dollars for ``usage`` (``input_tokens``/``output_tokens``) at ``info``'s prices."""
-    if info is None or info.input_price_per_mtok is None or info.output_price_per_mtok is None:
-        return None
-    tokens_in = usage.get("input_tokens", 0)
-    tokens_out = usage.get("output_tokens", 0)
-    return (tokens_in * info.input_price_per_mtok + tokens_out * info.output_price_per_mtok) / 1e6
-
-
-def format_cost(usd: float) -> str:
-    """``$0.0042`` below a cent, ``$1.23`` above."""
-    if usd < 0.01:
-        return f"${usd:.4f}"
-    return f"${usd:,.2f}"
 
 
 def stats_with_cost(done: Done, info: ModelInfo | None) -> str:
