@@ -35,6 +35,10 @@ class ModelRequest:
     tools: tuple[ToolSpec, ...] = ()
     max_tokens: int = 8192
     temperature: float | None = None
+    json_output: bool = False
+    """Ask for one JSON object as the reply: OpenAI-compatible servers get
+    ``response_format={"type": "json_object"}``; the Anthropic Messages API has no such
+    mode, so there the prompt itself must ask for JSON (the reply is parsed either way)."""
 
 
 @dataclass(frozen=True, slots=True)

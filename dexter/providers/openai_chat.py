@@ -125,6 +125,8 @@ def request_params(request: ModelRequest, model: str, provider_id: str) -> dict[
         params["tools"] = to_openai_tools(request.tools)
     if request.temperature is not None:
         params["temperature"] = request.temperature
+    if request.json_output:
+        params["response_format"] = {"type": "json_object"}
     return params
 
 
