@@ -156,12 +156,25 @@ class ScratchpadLog:
     path: Path
 
     @property
-    def query(self) -> str:
-        """The query of the ``init`` entry ('' when the init line is missing or corrupt)."""
+    def init(self) -> dict[str, Any] | None:
+        """The ``init`` entry (None when the init line is missing or corrupt)."""
         for entry in self.entries:
             if entry["type"] == "init":
-                return str(entry.get("query", ""))
-        return ""
+                return entry
+        return None
+
+    @property
+    def query(self) -> str:
+        """The query of the ``init`` entry ('' when the init line is missing or corrupt)."""
+        init = self.init
+        return str(init.get("query", "")) if init is not None else ""
+
+    @property
+    def rerun_of(self) -> str:
+        """The scratchpad this run was a rerun of ('' for an ordinary run)."""
+        init = self.init
+        value = init.get("rerun_of") if init is not None else None
+        return value if isinstance(value, str) else ""
 
     def of_type(self, entry_type: str) -> list[dict[str, Any]]:
         """The entries of one type, in file order."""
@@ -206,7 +219,13 @@ class Scratchpad:
         now: datetime | None = None,
         max_calls_per_tool: int = 3,
         similarity_threshold: float = 0.7,
+        rerun_of: Path | None = None,
     ) -> None:
+        """Create the file and write its ``init`` line.
+
+        ``rerun_of``: the scratchpad of the run this one repeats on recorded tool results
+        (``dexter rerun``); it is written to the ``init`` line as ``rerun_of``.
+        """
         if max_calls_per_tool < 1:
             raise ValueError(f"max_calls_per_tool must be at least 1, got {max_calls_per_tool}")
         if not 0.0 < similarity_threshold <= 1.0:
@@ -230,6 +249,7 @@ class Scratchpad:
         self._write({
             "type": "init", "timestamp": timestamp(created), "query": query,
             "model": model, "provider": provider, "version": __version__,
+            **({"rerun_of": str(rerun_of)} if rerun_of is not None else {}),
         })
 
     # -- writing --------------------------------------------------------------------------
@@ -473,15 +493,38 @@ class Scratchpad:
 
 
 def _maybe_json(text: str) -> Any:
-    """The parsed value when ``text`` is a JSON object or array, else ``text``."""
-    stripped = text.lstrip()
-    if not stripped.startswith(("{", "[")):
+    """The parsed value when ``text`` is a JSON object or array that ``recorded_text`` turns
+    back into exactly ``text``, else ``text`` itself.
+
+    Tools return compact JSON (``json.dumps`` with its default separators), which is kept
+    as JSON so the file stays readable; JSON with other spacing, escapes or number forms
+    (a pretty-printed file, ``1e3``) stays text, so the round trip is always exact.
+    """
+    if not text.startswith(("{", "[")):
         return text
     try:
         value = json.loads(text)
     except ValueError:
         return text
-    return value if isinstance(value, dict | list) else text
+    if not isinstance(value, dict | list) or recorded_text(value) != text:
+        return text
+    return value
+
+
+def recorded_text(value: Any) -> str:
+    """The text a tool returned, from the ``result`` field of a ``tool_result`` entry.
+
+    The inverse of how ``add_tool_result`` stores it: text stays text, a JSON object or
+    array is serialised the way tools write JSON. For files written by this version the
+    result is exactly what the model was given (before its source id); a file from an
+    earlier version may hold JSON that was stored in another spacing, which comes back
+    in this compact form. ``None`` (a missing field) is ''.
+    """
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, default=str)
 
 
 def _split_block(block: str, max_chars: int) -> list[str]:

@@ -25,7 +25,7 @@ from dexter.events import (
     ToolLimit,
     ToolStart,
 )
-from dexter.scratchpad import Scratchpad, jaccard, query_words
+from dexter.scratchpad import Scratchpad, jaccard, query_words, recorded_text
 
 NOON = datetime(2025, 3, 14, 12, 30, 45, tzinfo=timezone(timedelta(hours=2)))
 
@@ -114,6 +114,47 @@ def test_json_scalars_stay_strings(tmp_path: Path) -> None:
     pad = make(tmp_path)
     add(pad, "calculator", "42", "c1")
     assert lines(pad)[-1]["result"] == "42"
+
+
+ROUND_TRIP_TEXTS = [
+    '{"data": {"revenue": 1}}',
+    json.dumps({"data": {"name": "营收 €5", "x": [1.5, -0.0, 1e300, None, True]}},
+               ensure_ascii=False),
+    '{\n  "pretty": 1\n}',                 # another spacing: stays text
+    '{"a":1}',                               # compact separators: stays text
+    '{"e": "\\u00e9", "n": 1e3, "z": 1.50}',  # escapes and number forms: stay text
+    '{"k": 1, "k": 2}',                      # duplicate keys
+    ' [1, 2]', '[1, 2] ', '[1, 2]', '[]', '{}', '[1, 2', "42", "", "plain\ntext",
+    '{"nan": NaN, "big": 123456789012345678901234567890}',
+]
+
+
+@pytest.mark.parametrize("text", ROUND_TRIP_TEXTS)
+def test_a_recorded_result_reads_back_as_exactly_the_text_the_tool_returned(
+        tmp_path: Path, text: str) -> None:
+    pad = make(tmp_path)
+    add(pad, "get_financials", text, "c1", ticker="NVDA")
+    [entry] = Scratchpad.read(pad.path).of_type("tool_result")
+    assert recorded_text(entry["result"]) == text
+    assert isinstance(entry["result"], str) == (text not in {
+        ROUND_TRIP_TEXTS[0], ROUND_TRIP_TEXTS[1], "[1, 2]", "[]", "{}", ROUND_TRIP_TEXTS[-1]})
+
+
+def test_recorded_text_of_a_missing_result_is_empty() -> None:
+    assert recorded_text(None) == ""
+    assert recorded_text({"a": [1, "é"]}) == '{"a": [1, "é"]}'
+
+
+def test_the_init_line_names_the_run_a_rerun_repeats(tmp_path: Path) -> None:
+    plain = make(tmp_path)
+    assert "rerun_of" not in lines(plain)[0]
+    assert Scratchpad.read(plain.path).rerun_of == ""
+    original = tmp_path / "pads" / "original.jsonl"
+    pad = make(tmp_path, rerun_of=original)
+    assert lines(pad)[0]["rerun_of"] == str(original)
+    log = Scratchpad.read(pad.path)
+    assert log.rerun_of == str(original)
+    assert log.init is not None and log.init["query"] == "NVDA revenue"
 
 
 def test_record_event_writes_replay_events_and_ignores_streaming_ones(tmp_path: Path) -> None:

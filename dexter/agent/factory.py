@@ -55,6 +55,7 @@ def build_session(
     memory_enabled: bool | None = None,
     recall: tuple[MemoryRecalled | None, str] | None = None,
     preapproved: tuple[Sequence[str], bool] | None = None,
+    rerun_of: Path | None = None,
 ) -> Session:
     """Resolve the model and build the agent. Raises ``ConfigError`` for a missing key.
 
@@ -62,6 +63,8 @@ def build_session(
     memory files again, so a rebuild mid-session (another model, new rules) keeps it frozen.
     ``preapproved``: ``(--allow values, --yes)`` for a run with nobody to ask; every ask is
     then decided by them (``NonInteractivePermissions``).
+    ``rerun_of``: the recorded scratchpad the ``tools`` answer from (``dexter rerun``,
+    ``dexter.rerun.recorded_tools``); the runs' scratchpads name it.
     """
     from dexter.providers.call import create_chat_model
     from dexter.providers.registry import resolve_model
@@ -101,7 +104,7 @@ def build_session(
         approver=approver, queue=queue,
         memory_dir=(settings.home_path / "memory") if memory is not None else None,
         request_user_input=request_user_input, interactive=interactive, trace=trace,
-        recalled=recalled,
+        recalled=recalled, rerun_of=rerun_of,
     )
     return Session(Agent(setup), resolved.model, resolved.provider.display_name, recalled,
                    memory_text)

@@ -95,6 +95,9 @@ class AgentSetup:
     cwd: Path = field(default_factory=Path.cwd)
     recalled: MemoryRecalled | None = None
     shell_sandbox: SandboxRunner | None = None
+    rerun_of: Path | None = None
+    """The scratchpad whose recorded tool results this agent's tools answer from
+    (``dexter rerun``): each run's scratchpad names it in its ``init`` line."""
 
 
 @dataclass
@@ -193,7 +196,8 @@ class Agent:
         pad = Scratchpad(settings.scratchpad_path, query, model=self.setup.model.model,
                          provider=self.setup.model.provider_id,
                          max_calls_per_tool=settings.context.max_calls_per_tool,
-                         similarity_threshold=settings.context.similarity_threshold)
+                         similarity_threshold=settings.context.similarity_threshold,
+                         rerun_of=self.setup.rerun_of)
         self.scratchpad = pad
         state = RunState(query=query)
         self._messages = [SystemMessage(self.setup.system_prompt), *history,
