@@ -15,6 +15,7 @@ from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from dexter.context.results import result_file_stem
 from dexter.events import (
     ApprovalChoice,
     Event,
@@ -45,9 +46,15 @@ class ApprovalRequest:
     args: dict[str, Any]
     decision: PermissionDecision
     tool_call_id: str
+    preview: str = ""
+    """What the call would change (a diff, a new file's content), or ''."""
+    preview_path: str = ""
+    """Where the whole preview is saved when it is long (the dialog shows its head)."""
 
 
 Approver = Callable[[ApprovalRequest], Awaitable[ApprovalChoice]]
+PREVIEW_LINES = 40
+"""Lines of a change an approval shows; a longer one is saved whole to a file it names."""
 
 
 class ToolLog(Protocol):
@@ -249,7 +256,9 @@ class ToolExecutor:
             key = decision.session_key or call.name
             if decision.cacheable and key in self.session_grants:
                 return None, decision.grants
-            choice = await self.approver(ApprovalRequest(call.name, args, decision, call.id))
+            preview, saved = self._preview(tool, call, args)
+            choice = await self.approver(ApprovalRequest(call.name, args, decision, call.id,
+                                                         preview, saved))
             emit(ToolApproval(tool=call.name, args=args, decision=choice, tool_call_id=call.id))
             if choice == "allow-session" and decision.cacheable:
                 self.session_grants.add(key)
@@ -264,6 +273,26 @@ class ToolExecutor:
         content = DENIED_TEMPLATE.format(reason=reason.rstrip(".") + ".")
         self._record(call, args, content, 0, True)
         return ToolResultMessage(call.id, call.name, content, is_error=True), None
+
+    def _preview(self, tool: Tool[Any], call: ToolCall, args: dict[str, Any]) -> tuple[str, str]:
+        """The change the call would make, and where the whole of a long one is saved.
+        A preview that cannot be made (bad arguments) is left out: the call will say why."""
+        try:
+            text = tool.preview(tool.params.model_validate(args), self.ctx)
+        except Exception:
+            return "", ""
+        if not text:
+            return "", ""
+        text = scrub(text)
+        if text.count("\n") <= PREVIEW_LINES:
+            return text, ""
+        path = self.ctx.home / "previews" / f"{result_file_stem(call.id)}.diff"
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        except OSError:
+            return text, ""
+        return text, str(path)
 
     def _error(self, call: ToolCall, args: dict[str, Any], message: str,
                emit: Callable[[Event], None], started: float | None = None) -> ToolResultMessage:

@@ -19,7 +19,7 @@ from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
-from dexter.agent.executor import ApprovalRequest
+from dexter.agent.executor import PREVIEW_LINES, ApprovalRequest
 from dexter.events import ApprovalChoice
 from dexter.render.format import args_summary, one_line, tool_title, truncate
 
@@ -213,8 +213,27 @@ def approval_header(request: ApprovalRequest, width: int = 80) -> list[Renderabl
                           style=MUTED))
     if request.decision.warning:
         lines.append(Text("⚠ " + one_line(request.decision.warning), style=f"bold {WARNING}"))
+    if request.preview:
+        lines.extend(preview_lines(request.preview, request.preview_path))
     lines.append(Text("Do you want to allow this?"))
     return lines
+
+
+_DIFF_STYLES = (("+++", "bold"), ("---", "bold"), ("@@", "cyan"), ("+", "green"), ("-", "red"))
+
+
+def preview_lines(preview: str, saved: str = "", limit: int = PREVIEW_LINES) -> list[Text]:
+    """The change an approval would allow: its first ``limit`` lines (a diff coloured by
+    line kind), then how many more there are and where the whole change is saved."""
+    rows = preview.splitlines()
+    out = []
+    for row in rows[:limit]:
+        style = next((s for prefix, s in _DIFF_STYLES if row.startswith(prefix)), "")
+        out.append(Text(row, style=style, no_wrap=True, overflow="ellipsis"))
+    if len(rows) > limit:
+        more = f"… {len(rows) - limit:,} more lines"
+        out.append(Text(f"{more} · the whole change: {saved}" if saved else more, style=MUTED))
+    return out
 
 
 class ApprovalDialog(SelectDialog[ApprovalChoice]):

@@ -117,6 +117,11 @@ class Tool(ABC, Generic[P]):
     async def run(self, args: P, ctx: ToolContext) -> str | ToolOutput:
         """Do the work. Raise ``ToolFailure`` for an expected error the model should see."""
 
+    def preview(self, args: P, ctx: ToolContext) -> str | None:
+        """What the call would change, shown when it asks for approval (a diff, the new
+        content), computed without changing anything; None: nothing to show."""
+        return None
+
     def evidence(self, content: str) -> str:
         """The part of a successful result whose numbers count as evidence (all of it)."""
         return content

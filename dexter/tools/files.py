@@ -273,14 +273,15 @@ def atomic_write(path: Path, data: bytes) -> None:
         raise
 
 
-def unified_diff(before: str, after: str, shown: str) -> str:
-    """A unified diff between two texts, cut at ``MAX_DIFF_CHARS``."""
+def unified_diff(before: str, after: str, shown: str,
+                 limit: int | None = MAX_DIFF_CHARS) -> str:
+    """A unified diff between two texts, cut at ``limit`` characters (None: whole)."""
     diff = "".join(difflib.unified_diff(
         before.splitlines(keepends=True), after.splitlines(keepends=True),
         fromfile=f"a/{shown}", tofile=f"b/{shown}", n=3,
     ))
-    if len(diff) > MAX_DIFF_CHARS:
-        diff = diff[:MAX_DIFF_CHARS] + f"\n[diff cut at {MAX_DIFF_CHARS:,} characters]\n"
+    if limit is not None and len(diff) > limit:
+        diff = diff[:limit] + f"\n[diff cut at {limit:,} characters]\n"
     return diff
 
 
@@ -303,6 +304,17 @@ class WriteFileParams(BaseModel):
 
     path: str = Field(description="File path inside the working directory (or DEXTER_HOME).")
     content: str = Field(description="The complete new content of the file.")
+
+
+def write_preview(sandbox: Sandbox, params: WriteFileParams) -> str:
+    """What ``write_file`` would do: the diff against the file, or a new file's content
+    (every line marked ``+``)."""
+    path = sandbox.resolve(params.path, write=True)
+    shown = sandbox.display(path)
+    before = _read_existing_text(path, shown)
+    if before is None:
+        return unified_diff("", params.content, shown, None) or f"(new empty file {shown})"
+    return unified_diff(before, params.content, shown, None) or "(content unchanged)"
 
 
 def write_file_text(sandbox: Sandbox, params: WriteFileParams) -> str:
@@ -335,6 +347,9 @@ class WriteFileTool(Tool[WriteFileParams]):
 
     async def run(self, args: WriteFileParams, ctx: ToolContext) -> str:
         return await asyncio.to_thread(write_file_text, sandbox_of(ctx), args)
+
+    def preview(self, args: WriteFileParams, ctx: ToolContext) -> str | None:
+        return write_preview(sandbox_of(ctx), args)
 
 
 # -- edit_file ---------------------------------------------------------------------------
@@ -461,8 +476,35 @@ def apply_edit(text: str, old: str, new: str, replace_all: bool, shown: str) -> 
                       "again and copy the text exactly, without line numbers.")
 
 
+@dataclass(frozen=True, slots=True)
+class _Edit:
+    path: Path
+    shown: str
+    text: str
+    edited: str
+    how: str
+    count: int
+    bom: bool
+    crlf: bool
+
+
+def edit_preview(sandbox: Sandbox, params: EditFileParams) -> str:
+    """The unified diff ``edit_file`` would apply (raises ``ToolFailure`` as the edit would)."""
+    edit = _plan_edit(sandbox, params)
+    return unified_diff(edit.text, edit.edited, edit.shown, None)
+
+
 def edit_file_text(sandbox: Sandbox, params: EditFileParams) -> str:
     """Replace ``old_text`` with ``new_text``; keeps BOM and line endings; returns a diff."""
+    edit = _plan_edit(sandbox, params)
+    result = edit.edited.replace("\n", "\r\n") if edit.crlf else edit.edited
+    atomic_write(edit.path, (("\ufeff" if edit.bom else "") + result).encode("utf-8"))
+    plural = "occurrence" if edit.count == 1 else "occurrences"
+    return (f"Edited {edit.shown}: replaced {edit.count} {plural} ({edit.how}).\n"
+            f"{unified_diff(edit.text, edit.edited, edit.shown)}").rstrip()
+
+
+def _plan_edit(sandbox: Sandbox, params: EditFileParams) -> _Edit:
     if not params.old_text:
         raise ToolFailure("old_text is empty. To create a file use write_file.")
     if params.old_text == params.new_text:
@@ -487,10 +529,7 @@ def edit_file_text(sandbox: Sandbox, params: EditFileParams) -> str:
     edited, how, count = apply_edit(text, old, new, params.replace_all, shown)
     if edited == text:
         raise ToolFailure("The edit would not change the file.")
-    result = edited.replace("\n", "\r\n") if crlf else edited
-    atomic_write(path, (("\ufeff" if bom else "") + result).encode("utf-8"))
-    plural = "occurrence" if count == 1 else "occurrences"
-    return f"Edited {shown}: replaced {count} {plural} ({how}).\n{unified_diff(text, edited, shown)}".rstrip()
+    return _Edit(path, shown, text, edited, how, count, bom, crlf)
 
 
 class EditFileTool(Tool[EditFileParams]):
@@ -509,6 +548,9 @@ class EditFileTool(Tool[EditFileParams]):
 
     async def run(self, args: EditFileParams, ctx: ToolContext) -> str:
         return await asyncio.to_thread(edit_file_text, sandbox_of(ctx), args)
+
+    def preview(self, args: EditFileParams, ctx: ToolContext) -> str | None:
+        return edit_preview(sandbox_of(ctx), args)
 
 
 def file_tools() -> list[Tool[Any]]:
