@@ -13,13 +13,18 @@ into the environment first (existing variables win).
 from __future__ import annotations
 
 import dataclasses
+import io
+import math
 import os
+import re
 import tomllib
 import types
 import typing
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 
 class ConfigError(Exception):
@@ -111,7 +116,7 @@ class VerifySettings:
 class Settings:
     """All of dexter's settings."""
 
-    model: str = "gpt-5.6-sol"
+    model: str = "gpt-5"
     fast_model: str = ""
     max_iterations: int = 10
     max_output_tokens: int = 8_192
@@ -143,8 +148,84 @@ class Settings:
         return self.providers.get(provider_id, ProviderSettings())
 
 
+@dataclass(frozen=True, slots=True)
+class Range:
+    """The values a numeric setting accepts: ``low`` to ``high`` inclusive (``low`` itself
+    excluded when ``low_open``), plus 0 when ``zero`` says what 0 means. NaN and infinity
+    are never in range."""
+
+    low: float
+    high: float
+    unit: str = ""
+    zero: str = ""
+    low_open: bool = False
+
+    def allows(self, value: float) -> bool:
+        """Whether ``value`` is an allowed value of the setting."""
+        if not math.isfinite(value):
+            return False
+        if value == 0 and self.zero:
+            return True
+        above = value > self.low if self.low_open else value >= self.low
+        return above and value <= self.high
+
+    def describe(self) -> str:
+        """The range as ``config.example.toml`` and the errors write it (``0 to 1,000``)."""
+        low, high = _number(self.low), _number(self.high)
+        span = f"more than {low}, at most {high}" if self.low_open else f"{low} to {high}"
+        unit = f" {self.unit}" if self.unit else ""
+        special = f"0 ({self.zero}) or " if self.zero else ""
+        return f"{special}{span}{unit}"
+
+
+def _number(value: float) -> str:
+    return f"{int(value):,}" if float(value).is_integer() else f"{value:,g}"
+
+
+RANGES: dict[str, Range] = {
+    "max_iterations": Range(1, 1_000),
+    "max_output_tokens": Range(1, 1_000_000, "tokens"),
+    "max_retries": Range(0, 20),
+    "request_timeout": Range(0.1, 3_600, "seconds"),
+    "context.context_window": Range(1_024, 100_000_000, "tokens", zero="the model table"),
+    "context.max_tool_result_chars": Range(100, 100_000_000, "characters"),
+    "context.preview_chars": Range(0, 1_000_000, "characters"),
+    "context.max_turn_result_chars": Range(1_000, 1_000_000_000, "characters"),
+    "context.microcompact_count_trigger": Range(0, 10_000, "results"),
+    "context.microcompact_keep_recent": Range(0, 10_000, "results"),
+    "context.microcompact_token_trigger": Range(0, 100_000_000, "tokens"),
+    "context.summary_output_reserve_tokens": Range(0, 1_000_000, "tokens"),
+    "context.autocompact_buffer_tokens": Range(0, 1_000_000, "tokens"),
+    "context.max_compaction_failures": Range(0, 100),
+    "context.min_tool_results_for_compaction": Range(0, 10_000, "results"),
+    "context.truncate_keep_rounds": Range(1, 10_000, "rounds"),
+    "context.overflow_keep_rounds": Range(1, 10_000, "rounds"),
+    "context.max_overflow_retries": Range(0, 100),
+    "context.keep_thinking": Range(0, 10_000, "messages"),
+    "context.max_calls_per_tool": Range(1, 10_000, "calls"),
+    "context.similarity_threshold": Range(0, 1, low_open=True),
+    "memory.max_session_context_tokens": Range(0, 1_000_000, "tokens"),
+    "memory.max_results": Range(1, 100, "results"),
+    "tools.bash_timeout": Range(1, 600, "seconds"),
+    "bash.memory_mb": Range(16, 1_048_576, "MiB", zero="no limit"),
+    "bash.max_processes": Range(1, 1_000_000, zero="no limit"),
+    "bash.max_file_mb": Range(1, 1_048_576, "MiB", zero="no limit"),
+    "verify.repair_turns": Range(0, 10, "requests"),
+    "context_windows.*": Range(1_024, 100_000_000, "tokens"),
+}
+"""The allowed values of every numeric setting, by dotted key (``section.key``; the values
+of ``[context_windows]`` are ``context_windows.*``). ``load_settings`` checks them all, and
+``config.example.toml`` writes each next to its key; a test keeps the three in step."""
+
+URL_KEYS = ("tools.financial_datasets_base_url", "tools.sec_edgar_base_url",
+            "tools.sec_edgar_data_url")
+"""Settings that must be an ``http(s)://host...`` URL (``[providers.*] base_url`` too, when set)."""
+
 _SECTIONS = {"context": ContextSettings, "memory": MemorySettings, "tools": ToolSettings,
              "bash": BashSettings, "verify": VerifySettings}
+_TOP_LEVEL_KEYS = frozenset(
+    f.name for f in dataclasses.fields(Settings)
+    if f.name not in _SECTIONS and f.name not in {"providers", "context_windows", "config_path"})
 _ENV_ALIASES = {
     "DEXTER_MODEL": "model",
     "DEXTER_FAST_MODEL": "fast_model",
@@ -168,12 +249,24 @@ def default_config_file() -> Path:
 
 
 def load_dotenv_file(cwd: Path | None = None) -> None:
-    """Load ``.env`` from the working directory; variables already set win."""
-    path = (cwd or Path.cwd()) / ".env"
-    if path.is_file():
-        from dotenv import load_dotenv
+    """Load ``.env`` from the working directory; variables already set win.
 
-        load_dotenv(path, override=False)
+    Bytes that are not UTF-8 become U+FFFD; a line whose name or value the environment
+    cannot hold (a NUL byte, an empty name) is ignored, so a damaged file never stops dexter.
+    """
+    path = (cwd or Path.cwd()) / ".env"
+    if not path.is_file():
+        return
+    try:
+        text = path.read_bytes().decode("utf-8", errors="replace")
+    except OSError:
+        return
+    from dotenv import dotenv_values
+
+    for name, value in dotenv_values(stream=io.StringIO(text)).items():
+        if value is None or not name or "=" in name or "\x00" in name + value:
+            continue
+        os.environ.setdefault(name, value)
 
 
 def load_settings(
@@ -184,20 +277,22 @@ def load_settings(
     """Build settings from defaults, the TOML file, the environment and ``overrides``.
 
     ``overrides`` uses dotted keys (``{"model": "claude-sonnet-4-6", "context.enabled": False}``)
-    and comes from CLI flags; ``None`` values are ignored.
+    and comes from CLI flags; ``None`` values are ignored. Every value is checked (its type,
+    and for numbers the range in :data:`RANGES`); a bad one raises ``ConfigError`` naming
+    where it was set, the key, the value and what is allowed.
     """
     env = os.environ if env is None else env
-    settings = Settings()
+    loader = _Loader()
     path = _choose_config_file(config_file, env)
     if path is not None:
-        _apply_toml(settings, path)
-        settings.config_path = str(path)
-    _apply_env(settings, env)
+        loader.apply_toml(path)
+        loader.settings.config_path = str(path)
+    loader.apply_env(env)
     for key, value in (overrides or {}).items():
         if value is not None:
-            _set_dotted(settings, key, value, source="command line")
-    _validate(settings)
-    return settings
+            loader.set_dotted(key, value, source="command line")
+    _validate(loader.settings, loader.sources)
+    return loader.settings
 
 
 def _choose_config_file(config_file: str | Path | None, env: typing.Mapping[str, str]) -> Path | None:
@@ -215,73 +310,108 @@ def _choose_config_file(config_file: str | Path | None, env: typing.Mapping[str,
     return path if path.is_file() else None
 
 
-def _apply_toml(settings: Settings, path: Path) -> None:
+def _read_toml(path: Path) -> dict[str, Any]:
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path} is not valid TOML: {exc}. Fix the file or pass another --config.") from None
+        raw = path.read_bytes()
     except OSError as exc:
         raise ConfigError(f"Cannot read config file {path}: {exc.strerror}.") from None
-    for key, value in data.items():
-        if key == "providers":
-            if not isinstance(value, dict):
-                raise ConfigError(f"{path}: [providers] must be a table of provider tables.")
-            for pid, table in value.items():
-                if not isinstance(table, dict):
-                    raise ConfigError(f"{path}: [providers.{pid}] must be a table.")
-                prov = settings.providers.setdefault(pid, ProviderSettings())
-                for k, v in table.items():
-                    _set_field(prov, k, v, f"{path} [providers.{pid}]")
-        elif key == "context_windows":
-            if not isinstance(value, dict) or not all(isinstance(v, int) for v in value.values()):
-                raise ConfigError(f"{path}: [context_windows] maps model names to integers.")
-            settings.context_windows.update(value)
-        elif key in _SECTIONS:
-            if not isinstance(value, dict):
-                raise ConfigError(f"{path}: [{key}] must be a table.")
-            for k, v in value.items():
-                _set_field(getattr(settings, key), k, v, f"{path} [{key}]")
-        else:
-            _set_field(settings, key, value, str(path))
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[:exc.start].count(b"\n") + 1
+        raise ConfigError(
+            f"{path} is not UTF-8 text (byte 0x{raw[exc.start]:02x} on line {line}). "
+            "Save the file as UTF-8.") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path} is not valid TOML: {exc}. Fix the file or pass another --config.") from None
 
 
-def _apply_env(settings: Settings, env: typing.Mapping[str, str]) -> None:
-    for var, dotted in _ENV_ALIASES.items():
-        if env.get(var):
-            _set_dotted(settings, dotted, env[var], source=var)
-    for var, raw in env.items():
-        if not var.startswith("DEXTER_") or var in _ENV_ALIASES or var == "DEXTER_CONFIG":
-            continue
-        rest = var[len("DEXTER_"):].lower()
-        for section in _SECTIONS:
-            if rest.startswith(section + "_"):
-                key = rest[len(section) + 1:]
-                if key in {f.name for f in dataclasses.fields(_SECTIONS[section])}:
-                    _set_dotted(settings, f"{section}.{key}", raw, source=var)
-                break
+class _Loader:
+    """Applies the layers to one ``Settings`` and remembers where each key was set
+    (``sources``: dotted key -> the file, the variable or "command line")."""
+
+    def __init__(self) -> None:
+        self.settings = Settings()
+        self.sources: dict[str, str] = {}
+
+    def apply_toml(self, path: Path) -> None:
+        settings, where = self.settings, str(path)
+        for key, value in _read_toml(path).items():
+            if key == "providers":
+                if not isinstance(value, dict):
+                    raise ConfigError(f"{path}: [providers] must be a table of provider tables.")
+                for pid, table in value.items():
+                    if not isinstance(table, dict):
+                        raise ConfigError(f"{path}: [providers.{pid}] must be a table.")
+                    prov = settings.providers.setdefault(pid, ProviderSettings())
+                    for k, v in table.items():
+                        self.set_field(prov, f"providers.{pid}", k, v, where)
+            elif key == "context_windows":
+                if not isinstance(value, dict) or not all(
+                        isinstance(v, int) and not isinstance(v, bool) for v in value.values()):
+                    raise ConfigError(f"{path}: [context_windows] maps model names to integers.")
+                for model, tokens in value.items():
+                    settings.context_windows[model] = tokens
+                    self.sources[f"context_windows.{model}"] = where
+            elif key in _SECTIONS:
+                if not isinstance(value, dict):
+                    raise ConfigError(f"{path}: [{key}] must be a table.")
+                for k, v in value.items():
+                    self.set_field(getattr(settings, key), key, k, v, where)
+            else:
+                self.set_field(settings, "", key, value, where)
+
+    def apply_env(self, env: typing.Mapping[str, str]) -> None:
+        for var, dotted in _ENV_ALIASES.items():
+            if env.get(var):
+                self.set_dotted(dotted, env[var], source=var)
+        for var, raw in env.items():
+            if not var.startswith("DEXTER_") or var in _ENV_ALIASES or var == "DEXTER_CONFIG":
+                continue
+            rest = var[len("DEXTER_"):].lower()
+            if rest in _TOP_LEVEL_KEYS:
+                if raw:  # like the short names above: an empty variable is not set
+                    self.set_dotted(rest, raw, source=var)
+                continue
+            for section in _SECTIONS:
+                if rest.startswith(section + "_"):
+                    key = rest[len(section) + 1:]
+                    if key in {f.name for f in dataclasses.fields(_SECTIONS[section])}:
+                        self.set_dotted(f"{section}.{key}", raw, source=var)
+                    break
+
+    def set_dotted(self, dotted: str, value: Any, source: str) -> None:
+        target: Any = self.settings
+        *parents, name = dotted.split(".")
+        for part in parents:
+            target = getattr(target, part)
+        self.set_field(target, ".".join(parents), name, value, source)
+
+    def set_field(self, obj: Any, section: str, name: str, value: Any, source: str) -> None:
+        fields = {f.name: f for f in dataclasses.fields(obj)}
+        where = f"{source} [{section}]" if section else source
+        if name not in fields or name == "config_path":
+            known = ", ".join(sorted(n for n in fields if n != "config_path"))
+            raise ConfigError(f"{where}: unknown setting '{name}'. Known settings here: {known}.")
+        hint = typing.get_type_hints(type(obj))[name]
+        setattr(obj, name, _coerce(value, hint, f"{where}: '{name}'"))
+        self.sources[f"{section}.{name}" if section else name] = source
 
 
-def _set_dotted(settings: Settings, dotted: str, value: Any, source: str) -> None:
-    target: Any = settings
-    *parents, name = dotted.split(".")
-    for part in parents:
-        target = getattr(target, part)
-    _set_field(target, name, value, source)
-
-
-def _set_field(obj: Any, name: str, value: Any, source: str) -> None:
-    fields = {f.name: f for f in dataclasses.fields(obj)}
-    if name not in fields or name == "config_path":
-        known = ", ".join(sorted(n for n in fields if n != "config_path"))
-        raise ConfigError(f"{source}: unknown setting '{name}'. Known settings here: {known}.")
-    hint = typing.get_type_hints(type(obj))[name]
-    setattr(obj, name, _coerce(value, hint, f"{source}: '{name}'"))
+def _clean(text: str) -> str:
+    """Lone surrogates (an environment variable or argument that is not UTF-8) become
+    U+FFFD, as ``dexter.text.clean`` does (config sits below it, so it cannot import it)."""
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
 def _coerce(value: Any, hint: Any, where: str) -> Any:
     origin = typing.get_origin(hint)
     if origin in (typing.Union, types.UnionType):
         hint = next(a for a in typing.get_args(hint) if a is not type(None))
+    if isinstance(value, str):
+        value = _clean(value)
     if hint is bool:
         if isinstance(value, bool):
             return value
@@ -292,19 +422,21 @@ def _coerce(value: Any, hint: Any, where: str) -> Any:
             return False
         raise ConfigError(f"{where} must be true or false, got {value!r}.")
     if hint is int:
-        if isinstance(value, bool):
+        if isinstance(value, bool) or not isinstance(value, int | str):
             raise ConfigError(f"{where} must be a whole number, got {value!r}.")
         try:
-            return int(str(value).replace("_", ""))
+            return int(str(value).strip().replace("_", ""))
         except ValueError:
-            raise ConfigError(f"{where} must be a whole number, got {value!r}.") from None
+            raise ConfigError(f"{where} must be a whole number, got {_shown(value)}.") from None
     if hint is float:
+        if isinstance(value, bool) or not isinstance(value, int | float | str):
+            raise ConfigError(f"{where} must be a number, got {value!r}.")
         try:
             return float(value)
-        except (TypeError, ValueError):
-            raise ConfigError(f"{where} must be a number, got {value!r}.") from None
+        except (ValueError, OverflowError):
+            raise ConfigError(f"{where} must be a number, got {_shown(value)}.") from None
     if hint is str:
-        if not isinstance(value, str | int | float):
+        if not isinstance(value, str | int | float) or isinstance(value, bool):
             raise ConfigError(f"{where} must be a string, got {value!r}.")
         return str(value)
     if origin is list or hint is list or typing.get_origin(hint) is list:
@@ -318,22 +450,92 @@ def _coerce(value: Any, hint: Any, where: str) -> Any:
     return value
 
 
-def _validate(settings: Settings) -> None:
-    if settings.max_iterations < 1:
-        raise ConfigError("max_iterations must be at least 1.")
+def _shown(value: Any) -> str:
+    """``repr(value)``, shortened when it is long (a 5,000-digit number)."""
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:40]}... ({len(text)} characters)"
+
+
+_CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f]")
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _label(dotted: str) -> str:
+    """``[context] keep_thinking`` for ``context.keep_thinking``, ``max_retries`` as is."""
+    section, _, name = dotted.rpartition(".")
+    if section.startswith("context_windows"):
+        return f'[context_windows] "{dotted.removeprefix("context_windows.")}"'
+    return f"[{section}] {name}" if section else name
+
+
+def _where(dotted: str, sources: dict[str, str]) -> str:
+    return sources.get(dotted, "built-in default")
+
+
+def _numbers(settings: Settings) -> Iterator[tuple[str, Any]]:
+    """Every numeric setting as (dotted key, value), the ``[context_windows]`` map included."""
+    for f in dataclasses.fields(Settings):
+        value = getattr(settings, f.name)
+        if f.name in _SECTIONS:
+            for sub in dataclasses.fields(value):
+                inner = getattr(value, sub.name)
+                if isinstance(inner, int | float) and not isinstance(inner, bool):
+                    yield f"{f.name}.{sub.name}", inner
+        elif isinstance(value, int | float) and not isinstance(value, bool):
+            yield f.name, value
+    for model, tokens in settings.context_windows.items():
+        yield f"context_windows.{model}", tokens
+
+
+def _strings(settings: Settings) -> Iterator[tuple[str, str]]:
+    """Every string setting as (dotted key, value): list items and provider tables included."""
+    def of(obj: Any, prefix: str) -> Iterator[tuple[str, str]]:
+        for f in dataclasses.fields(obj):
+            value = getattr(obj, f.name)
+            key = f"{prefix}.{f.name}" if prefix else f.name
+            if isinstance(value, str):
+                yield key, value
+            elif isinstance(value, list):
+                yield from ((key, item) for item in value if isinstance(item, str))
+
+    yield from of(settings, "")
+    for section in _SECTIONS:
+        yield from of(getattr(settings, section), section)
+    for pid, prov in settings.providers.items():
+        yield from of(prov, f"providers.{pid}")
+
+
+def _validate(settings: Settings, sources: dict[str, str] | None = None) -> None:
+    """Check every value against :data:`RANGES` and the rules between keys."""
+    sources = sources or {}
+    for dotted, value in _numbers(settings):
+        rule = RANGES.get("context_windows.*" if dotted.startswith("context_windows.") else dotted)
+        if rule is not None and not rule.allows(value):
+            raise ConfigError(
+                f"{_where(dotted, sources)}: {_label(dotted)} = {_shown(value)} is out of "
+                f"range; allowed: {rule.describe()}.")
+    for dotted, text in _strings(settings):
+        if _CONTROL.search(text):
+            raise ConfigError(f"{_where(dotted, sources)}: {_label(dotted)} = {_shown(text)} "
+                              "holds a control character; remove it.")
+    urls = [(key, getattr(settings.tools, key.split(".")[1])) for key in URL_KEYS]
+    urls += [(f"providers.{pid}.base_url", p.base_url) for pid, p in settings.providers.items()]
+    for dotted, url in urls:
+        parts = urlsplit(url)
+        if url and (parts.scheme not in ("http", "https") or not parts.netloc):
+            raise ConfigError(f"{_where(dotted, sources)}: {_label(dotted)} = {url!r} is not a "
+                              "URL; allowed: http://host... or https://host...")
+    for pid, prov in settings.providers.items():
+        if prov.api_key_env and not _ENV_NAME.fullmatch(prov.api_key_env):
+            dotted = f"providers.{pid}.api_key_env"
+            raise ConfigError(f"{_where(dotted, sources)}: {_label(dotted)} = "
+                              f"{prov.api_key_env!r} is not an environment variable name; "
+                              "allowed: letters, digits and _ (e.g. MYLAB_API_KEY).")
     if not settings.model.strip():
         raise ConfigError("model is empty. Set --model, DEXTER_MODEL or 'model' in the config file.")
-    for name in ("memory_mb", "max_processes", "max_file_mb"):
-        if getattr(settings.bash, name) < 0:
-            raise ConfigError(f"[bash] {name} must not be negative (0 means no limit).")
     ctx = settings.context
-    for name in ("max_tool_result_chars", "preview_chars", "max_turn_result_chars",
-                 "microcompact_keep_recent", "truncate_keep_rounds", "overflow_keep_rounds"):
-        if getattr(ctx, name) < 0:
-            raise ConfigError(f"[context] {name} must not be negative.")
-    if ctx.max_calls_per_tool < 1:
-        raise ConfigError("[context] max_calls_per_tool must be at least 1.")
-    if not 0 < ctx.similarity_threshold <= 1:
-        raise ConfigError("[context] similarity_threshold must be between 0 and 1 (e.g. 0.7).")
     if ctx.preview_chars > ctx.max_tool_result_chars:
-        raise ConfigError("[context] preview_chars must not exceed max_tool_result_chars.")
+        dotted = "context.preview_chars"
+        raise ConfigError(f"{_where(dotted, sources)}: [context] preview_chars = "
+                          f"{ctx.preview_chars} is out of range; allowed: at most "
+                          f"max_tool_result_chars ({ctx.max_tool_result_chars:,}).")

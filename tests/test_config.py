@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import dataclasses
+import os
+import re
 import tomllib
 from pathlib import Path
 
 import pytest
 
 from dexter.config import (
+    RANGES,
     BashSettings,
     ConfigError,
     ContextSettings,
@@ -16,6 +19,7 @@ from dexter.config import (
     Settings,
     ToolSettings,
     VerifySettings,
+    load_dotenv_file,
     load_settings,
 )
 
@@ -99,7 +103,7 @@ def test_bad_values_and_files_are_explained(tmp_path: Path) -> None:
         load_settings(tmp_path / "missing.toml", env=NO_FILE_ENV)
     with pytest.raises(ConfigError, match="true or false"):
         load_settings(env={**NO_FILE_ENV, "DEXTER_CONTEXT_ENABLED": "maybe"})
-    with pytest.raises(ConfigError, match="at least 1"):
+    with pytest.raises(ConfigError, match="max_iterations = 0 is out of range; allowed: 1 to"):
         load_settings(overrides={"max_iterations": 0}, env=NO_FILE_ENV)
 
 
@@ -118,3 +122,232 @@ def test_soft_limit_settings_are_validated() -> None:
         load_settings(env={**NO_FILE_ENV, "DEXTER_CONTEXT_MAX_CALLS_PER_TOOL": "0"})
     settings = load_settings(env={**NO_FILE_ENV, "DEXTER_CONTEXT_MAX_CALLS_PER_TOOL": "5"})
     assert settings.context.max_calls_per_tool == 5
+
+
+# ---------------------------------------------------------------------------------------
+# Validation: every numeric key has a range, checked at load time, written in the example
+# ---------------------------------------------------------------------------------------
+
+SECTIONS = {"context": ContextSettings, "memory": MemorySettings, "tools": ToolSettings,
+            "bash": BashSettings, "verify": VerifySettings}
+
+
+def numeric_keys() -> set[str]:
+    keys = {f.name for f in dataclasses.fields(Settings) if f.type in ("int", "float")}
+    for section, cls in SECTIONS.items():
+        keys |= {f"{section}.{f.name}" for f in dataclasses.fields(cls) if f.type in ("int", "float")}
+    return keys | {"context_windows.*"}
+
+
+def toml_line(dotted: str, value: str) -> str:
+    section, _, name = dotted.rpartition(".")
+    if section == "context_windows":
+        return f'[context_windows]\n"local-model" = {value}\n'
+    return f"[{section}]\n{name} = {value}\n" if section else f"{name} = {value}\n"
+
+
+def env_name(dotted: str) -> str:
+    return "DEXTER_" + dotted.replace(".", "_").upper()
+
+
+def label(dotted: str) -> str:
+    section, _, name = dotted.rpartition(".")
+    if section == "context_windows":
+        return '[context_windows] "local-model"'
+    return f"[{section}] {name}" if section else name
+
+
+def test_every_numeric_key_has_exactly_one_range() -> None:
+    assert set(RANGES) == numeric_keys()
+
+
+def test_every_default_is_in_its_range() -> None:
+    settings = Settings()
+    for dotted, rule in RANGES.items():
+        if dotted == "context_windows.*":
+            continue
+        section, _, name = dotted.rpartition(".")
+        value = getattr(getattr(settings, section) if section else settings, name)
+        assert rule.allows(value), dotted
+
+
+def test_example_file_writes_every_range_next_to_its_key() -> None:
+    lines = (ROOT / "config.example.toml").read_text(encoding="utf-8").split("\n")
+    section, found = "", {}
+    for line in lines:
+        if header := re.match(r"^\[([a-z_]+)\]", line):
+            section = header.group(1)
+        if key := re.match(r"^([a-z_]+) = .*# allowed: (.+)$", line):
+            found[f"{section}.{key.group(1)}" if section else key.group(1)] = key.group(2)
+    expected = {k: r.describe() for k, r in RANGES.items() if k != "context_windows.*"}
+    assert found == expected
+    text = "\n".join(lines)
+    assert f"Each value allowed: {RANGES['context_windows.*'].describe()}." in text
+
+
+# (key, bad value as TOML, how the value is shown in the error)
+BAD_VALUES: list[tuple[str, str, str]] = [
+    ("max_iterations", "0", "0"),
+    ("max_iterations", "100000", "100000"),
+    ("max_output_tokens", "0", "0"),
+    ("max_output_tokens", "-5", "-5"),
+    ("max_retries", "-1", "-1"),
+    ("max_retries", "1000000", "1000000"),
+    ("request_timeout", "0", "0.0"),
+    ("request_timeout", "-3.0", "-3.0"),
+    ("request_timeout", "nan", "nan"),
+    ("request_timeout", "inf", "inf"),
+    ("context.context_window", "10", "10"),
+    ("context.context_window", "-1", "-1"),
+    ("context.max_tool_result_chars", "-1", "-1"),
+    ("context.preview_chars", "-10", "-10"),
+    ("context.max_turn_result_chars", "0", "0"),
+    ("context.microcompact_count_trigger", "-1", "-1"),
+    ("context.microcompact_keep_recent", "-4", "-4"),
+    ("context.microcompact_token_trigger", "-80000", "-80000"),
+    ("context.summary_output_reserve_tokens", "-1", "-1"),
+    ("context.autocompact_buffer_tokens", "99999999999", "99999999999"),
+    ("context.max_compaction_failures", "-3", "-3"),
+    ("context.min_tool_results_for_compaction", "-1", "-1"),
+    ("context.truncate_keep_rounds", "0", "0"),
+    ("context.overflow_keep_rounds", "0", "0"),
+    ("context.max_overflow_retries", "1000000", "1000000"),
+    ("context.keep_thinking", "-1", "-1"),
+    ("context.max_calls_per_tool", "0", "0"),
+    ("context.similarity_threshold", "0.0", "0.0"),
+    ("context.similarity_threshold", "1.5", "1.5"),
+    ("context.similarity_threshold", "nan", "nan"),
+    ("memory.max_session_context_tokens", "-1", "-1"),
+    ("memory.max_results", "0", "0"),
+    ("tools.bash_timeout", "-1", "-1"),
+    ("tools.bash_timeout", "0", "0"),
+    ("tools.bash_timeout", "86400", "86400"),
+    ("bash.memory_mb", "-1", "-1"),
+    ("bash.memory_mb", "1", "1"),
+    ("bash.max_processes", "-1", "-1"),
+    ("bash.max_file_mb", "-2048", "-2048"),
+    ("verify.repair_turns", "-1", "-1"),
+    ("verify.repair_turns", "100", "100"),
+    ("context_windows.*", "-128000", "-128000"),
+    ("context_windows.*", "10", "10"),
+    ("context_windows.*", "0", "0"),
+]
+
+
+@pytest.mark.parametrize(("dotted", "toml_value", "shown"), BAD_VALUES)
+def test_a_bad_value_in_the_file_names_file_key_value_and_range(
+        tmp_path: Path, dotted: str, toml_value: str, shown: str) -> None:
+    path = write(tmp_path, toml_line(dotted, toml_value))
+    with pytest.raises(ConfigError) as caught:
+        load_settings(path, env=NO_FILE_ENV)
+    expected = (f"{path}: {label(dotted)} = {shown} is out of range; "
+                f"allowed: {RANGES[dotted].describe()}.")
+    assert str(caught.value) == expected
+
+
+@pytest.mark.parametrize(("dotted", "toml_value", "shown"),
+                         [b for b in BAD_VALUES if b[0] != "context_windows.*"])
+def test_a_bad_value_in_the_environment_names_the_variable(
+        dotted: str, toml_value: str, shown: str) -> None:
+    var = env_name(dotted)
+    with pytest.raises(ConfigError) as caught:
+        load_settings(env={**NO_FILE_ENV, var: toml_value})
+    message = str(caught.value)
+    assert message.startswith(f"{var}: {label(dotted)} = {shown} is out of range")
+    assert message.endswith(f"allowed: {RANGES[dotted].describe()}.")
+
+
+def boundaries() -> list[tuple[str, float]]:
+    cases: list[tuple[str, float]] = []
+    for dotted, rule in RANGES.items():
+        low = rule.low + 0.001 if rule.low_open else rule.low
+        cases += [(dotted, low), (dotted, rule.high)]
+        if rule.zero:
+            cases.append((dotted, 0))
+    return cases
+
+
+@pytest.mark.parametrize(("dotted", "value"), boundaries())
+def test_boundary_values_are_accepted(tmp_path: Path, dotted: str, value: float) -> None:
+    is_float = isinstance(getattr(Settings(), dotted), float) if "." not in dotted else \
+        dotted == "context.similarity_threshold"
+    text = repr(float(value)) if is_float else str(int(value))
+    # preview_chars may not exceed max_tool_result_chars: give the other one room
+    extra = {"context.preview_chars": "max_tool_result_chars = 100000000\n",
+             "context.max_tool_result_chars": "preview_chars = 0\n"}.get(dotted, "")
+    settings = load_settings(write(tmp_path, toml_line(dotted, text) + extra), env=NO_FILE_ENV)
+    section, _, name = dotted.rpartition(".")
+    if section == "context_windows":
+        assert settings.context_windows["local-model"] == value
+    else:
+        assert getattr(getattr(settings, section) if section else settings, name) == value
+
+
+@pytest.mark.parametrize(("toml", "expected"), [
+    ('max_retries = 1e6\n', "'max_retries' must be a whole number, got 1000000.0"),
+    ('request_timeout = true\n', "'request_timeout' must be a number, got True"),
+    ("[context]\nkeep_thinking = 2.5\n", "[context]: 'keep_thinking' must be a whole number"),
+    ("[context]\nkeep_thinking = [1]\n", "[context]: 'keep_thinking' must be a whole number"),
+    ('[context_windows]\n"m" = "big"\n', "[context_windows] maps model names to integers"),
+    ('[context_windows]\n"m" = true\n', "[context_windows] maps model names to integers"),
+    ('home = "a\\u0000b"\n', "home = 'a\\x00b' holds a control character"),
+    ('[tools]\nsec_user_agent = "x\\ny"\n', "[tools] sec_user_agent = 'x\\ny' holds a control"),
+    ('[tools]\nsec_edgar_base_url = "sec.gov"\n', "is not a URL; allowed: http://host"),
+    ('[providers.lab]\nbase_url = "ftp://x"\n', "[providers.lab] base_url = 'ftp://x' is not a URL"),
+    ('[providers.lab]\napi_key_env = "MY KEY"\n', "is not an environment variable name"),
+    ("[context]\npreview_chars = 9000\nmax_tool_result_chars = 5000\n",
+     "[context] preview_chars = 9000 is out of range; allowed: at most max_tool_result_chars"),
+])
+def test_wrong_types_and_strings_are_explained(tmp_path: Path, toml: str, expected: str) -> None:
+    path = write(tmp_path, toml)
+    with pytest.raises(ConfigError) as caught:
+        load_settings(path, env=NO_FILE_ENV)
+    assert expected in str(caught.value)
+    assert str(caught.value).startswith(str(path))
+
+
+def test_a_huge_number_is_shortened_in_the_error() -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_settings(env={**NO_FILE_ENV, "DEXTER_MAX_RETRIES": "9" * 5000})
+    assert "must be a whole number" in str(caught.value) and len(str(caught.value)) < 200
+
+
+def test_top_level_keys_are_read_from_the_environment() -> None:
+    settings = load_settings(env={**NO_FILE_ENV, "DEXTER_MAX_RETRIES": "5",
+                                  "DEXTER_REQUEST_TIMEOUT": "30", "DEXTER_MAX_OUTPUT_TOKENS": ""})
+    assert (settings.max_retries, settings.request_timeout) == (5, 30.0)
+    assert settings.max_output_tokens == Settings().max_output_tokens  # empty: not set
+
+
+def test_a_config_file_that_is_not_utf8_is_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_bytes(b'# caf\xe9\nmodel = "gpt-4.1"\n')
+    with pytest.raises(ConfigError, match=r"is not UTF-8 text \(byte 0xe9 on line 1\)"):
+        load_settings(path, env=NO_FILE_ENV)
+    path.write_bytes(b"\x00\x01\x02binary\xff")
+    with pytest.raises(ConfigError, match=r"is not UTF-8 text|is not valid TOML"):
+        load_settings(path, env=NO_FILE_ENV)
+
+
+def test_argument_and_variable_text_that_is_not_utf8_is_replaced() -> None:
+    settings = load_settings(overrides={"model": "gpt\udce9"},
+                             env={**NO_FILE_ENV, "DEXTER_FAST_MODEL": "x\ud800"})
+    assert (settings.model, settings.fast_model) == ("gpt\ufffd", "x\ufffd")
+
+
+def test_a_damaged_dotenv_is_loaded_with_replacements(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("DEXTER_T_LATIN", "DEXTER_T_NUL", "DEXTER_T_OK"):
+        monkeypatch.delenv(name, raising=False)
+    (tmp_path / ".env").write_bytes(b"DEXTER_T_LATIN=caf\xe9\nDEXTER_T_NUL=a\x00b\n"
+                                    b"\xff\xfe\x00garbage\nDEXTER_T_OK=fine\n")
+    load_dotenv_file(tmp_path)
+    try:
+        assert os.environ["DEXTER_T_LATIN"] == "caf\ufffd"
+        assert "DEXTER_T_NUL" not in os.environ
+        assert os.environ["DEXTER_T_OK"] == "fine"
+    finally:
+        for name in ("DEXTER_T_LATIN", "DEXTER_T_NUL", "DEXTER_T_OK"):
+            os.environ.pop(name, None)
+    (tmp_path / ".env").write_bytes(bytes(range(256)) * 4)
+    load_dotenv_file(tmp_path)  # binary: no exception
