@@ -251,6 +251,20 @@ class Done(Event):
     """The sources the answer cites, in order: ``{id, tool, title, url}``."""
     verification: dict[str, Any] | None = None
     """The final :class:`Verification`'s fields (None when verification is off)."""
+    record_complete: bool = True
+    """False when part of the run could not be written to its scratchpad."""
+    record_error: str = ""
+    """The first scratchpad write failure (the file and the OS error), when there was one."""
+
+
+@dataclass(frozen=True, slots=True)
+class ScratchpadError(Event):
+    """The scratchpad could not be written (full disk, file-size limit, read-only folder):
+    the run goes on, but its record is incomplete. Sent once, at the first failure."""
+
+    type: ClassVar[str] = "scratchpad_error"
+    path: str
+    message: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -275,7 +289,8 @@ class Verification(Event):
 AgentEvent = (
     RunStart | Thinking | StreamProgress | AnswerDelta | ProviderRetry | ToolStart | ToolProgress
     | ToolEnd | ToolError | ToolLimit | ToolApproval | ToolDenied | Microcompact | Compaction
-    | MemoryFlush | MemoryRecalled | ContextCleared | QueueDrain | Verification | Done
+    | MemoryFlush | MemoryRecalled | ContextCleared | QueueDrain | Verification
+    | ScratchpadError | Done
 )
 
 EVENT_CLASSES: tuple[type[Event], ...] = typing.get_args(AgentEvent)

@@ -7,9 +7,12 @@ full before anything is trimmed from the messages sent to the model, so compacti
 
 - One file per query, named ``YYYY-MM-DD-HHMMSS_<md5(query)[:12]>.jsonl``. The time in the
   name and in every ``timestamp`` is **local time** (timestamps carry the UTC offset).
-- Each write appends one whole JSON line and flushes it, so a killed process leaves every
-  earlier line intact. The file is never rewritten. A failed write (disk full, folder
-  removed) does not raise: the first failure is kept in ``write_error`` for the caller.
+- Each write appends one whole JSON line in a single ``os.write``, so a killed process
+  leaves every earlier line intact. The file is never rewritten. A write that fails part
+  way (disk full, file-size limit) is cut back to the last whole line. A failed write
+  (that, a read-only disk, the folder removed) does not raise: the first failure is kept
+  in ``write_error``, and ``take_write_error`` hands it to the loop once, which reports
+  it (a ``scratchpad_error`` event, and ``done.record_complete`` false).
 - Values of secret environment variables (``*_API_KEY``, ``*_TOKEN``, ``*_SECRET``) are
   replaced by ``***`` before anything is written or kept for the model.
 - The in-memory side holds what the context defenses need: the results themselves, the
@@ -18,8 +21,11 @@ full before anything is trimmed from the messages sent to the model, so compacti
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import hashlib
 import json
+import os
 import re
 import threading
 from collections.abc import Iterable, Iterator
@@ -65,17 +71,83 @@ def scratchpad_stem(query: str, moment: datetime) -> str:
 
 
 def _create_unique(directory: Path, stem: str) -> Path:
-    """Create and return a new empty file ``stem.jsonl``, else ``stem-2.jsonl``, ``-3``..."""
+    """Create and return a new empty file ``stem.jsonl``, else ``stem-2.jsonl``, ``-3``...
+
+    Raises ``OSError`` when the folder cannot be made or written."""
     directory.mkdir(parents=True, exist_ok=True)
     suffix = 1
     while True:
         name = f"{stem}.jsonl" if suffix == 1 else f"{stem}-{suffix}.jsonl"
         path = directory / name
         try:
-            with path.open("x", encoding="utf-8"):
-                return path
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         except FileExistsError:
             suffix += 1
+            continue
+        os.close(fd)
+        return path
+
+
+def os_error_text(exc: OSError) -> str:
+    """``No space left on device (ENOSPC)``: the OS's words and the error's name."""
+    name = errno.errorcode.get(exc.errno, "") if exc.errno is not None else ""
+    words = exc.strerror or str(exc) or type(exc).__name__
+    return f"{words} ({name})" if name else words
+
+
+def append_whole(path: Path, data: bytes) -> OSError | None:
+    """Append ``data`` (whole lines) to the existing file ``path``; the error, or None.
+
+    The bytes go out in one ``os.write`` when the system takes them (a short write is
+    continued). When a write fails part way (a full disk, a file-size limit) the file is
+    cut back to its length before, so it never ends in half a line. The file is not
+    created: a vanished folder is an error, not a new file somewhere else.
+    """
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+    except OSError as exc:
+        return exc
+    try:
+        start = os.fstat(fd).st_size
+        view = memoryview(data)
+        written = 0
+        try:
+            while written < len(data):
+                count = os.write(fd, view[written:])
+                if count <= 0:
+                    raise OSError(errno.EIO, "The system wrote nothing")
+                written += count
+        except OSError as exc:
+            # Some file systems fail a write that stored part of it: check the length.
+            with contextlib.suppress(OSError):
+                if written or os.fstat(fd).st_size != start:
+                    os.ftruncate(fd, start)  # else the half line stays; readers skip it
+            return exc
+        return None
+    finally:
+        os.close(fd)
+
+
+def folder_problem(directory: Path) -> str | None:
+    """Why no scratchpad could be created in ``directory``, or None when it can.
+
+    Writes nothing (a full disk is a problem of the run, reported then, not of the
+    configuration): the folder, or its nearest existing parent when it does not exist yet,
+    must be a folder that this process may write on a writable file system.
+    """
+    probe = Path(directory)
+    while not probe.exists() and not probe.is_symlink() and probe.parent != probe:
+        probe = probe.parent
+    if not probe.is_dir():
+        return f"{probe} is not a folder"
+    if not os.access(probe, os.W_OK | os.X_OK):
+        try:
+            read_only = bool(os.statvfs(probe).f_flag & os.ST_RDONLY)
+        except OSError:
+            read_only = False
+        return (f"{probe} is on a read-only file system" if read_only
+                else f"{probe} is not writable by this user")
+    return None
 
 
 # ---------------------------------------------------------------------------------------
@@ -245,7 +317,14 @@ class Scratchpad:
         self._usage: dict[str, _ToolUsage] = {}
         self._pending_warnings: dict[str, str] = {}
         self.write_error: str | None = None
-        self.path = _create_unique(Path(directory), scratchpad_stem(query, created))
+        self._error_taken = False
+        stem = scratchpad_stem(query, created)
+        try:
+            self.path = _create_unique(Path(directory), stem)
+        except OSError as exc:
+            # The run goes on in memory; the loop reports the missing record.
+            self.path = Path(directory) / f"{stem}.jsonl"
+            self.write_error = f"Could not create the scratchpad {self.path}: {os_error_text(exc)}"
         self._write({
             "type": "init", "timestamp": timestamp(created), "query": query,
             "model": model, "provider": provider, "version": __version__,
@@ -256,16 +335,27 @@ class Scratchpad:
 
     def _write(self, entry: dict[str, Any]) -> None:
         line = clean(scrub(json.dumps(entry, ensure_ascii=False, default=str)))
+        data = (line + "\n").encode("utf-8", "replace")
         with self._lock:
-            try:
-                with self.path.open("a", encoding="utf-8") as handle:
-                    handle.write(line + "\n")
-                    handle.flush()
-            except OSError as exc:
-                # A full or vanished disk must not end the run: the in-memory state still
-                # serves the context defenses, and the caller can report ``write_error``.
-                if self.write_error is None:
-                    self.write_error = f"Could not write the scratchpad {self.path}: {exc}"
+            error = append_whole(self.path, data)
+            # A full or vanished disk must not end the run: the in-memory state still
+            # serves the context defenses, and the loop reports ``write_error``.
+            if error is not None and self.write_error is None:
+                self.write_error = (f"Could not write the scratchpad {self.path}: "
+                                    f"{os_error_text(error)}")
+
+    def take_write_error(self) -> str | None:
+        """The first write failure, once (None before any and after it was taken)."""
+        with self._lock:
+            if self.write_error is None or self._error_taken:
+                return None
+            self._error_taken = True
+            return self.write_error
+
+    @property
+    def complete(self) -> bool:
+        """Whether every entry so far reached the file."""
+        return self.write_error is None
 
     def append(self, entry_type: str, **fields: Any) -> None:
         """Append one entry ``{type, timestamp, **fields}`` as a single flushed line."""

@@ -19,6 +19,7 @@ LAYERS: list[set[str]] = [
     {"permissions", "context", "tools"},
     {"agent", "render"},
     {"testing"},
+    {"evals"},
     {"repl"},
     {"cli", "__init__"},
     {"__main__"},

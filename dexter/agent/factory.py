@@ -42,6 +42,21 @@ class Session:
                     await model.aclose()
 
 
+def check_scratchpad_dir(settings: Settings) -> None:
+    """Raise ``ConfigError`` naming the folder and the setting when no run could write its
+    scratchpad there (a read-only mount, a file in its place): a configuration problem,
+    found before any model call. A full disk is not one: runs report it themselves."""
+    from dexter.scratchpad import folder_problem
+
+    folder = settings.scratchpad_path
+    problem = folder_problem(folder)
+    if problem is not None:
+        raise ConfigError(
+            f"The scratchpad folder {folder} cannot be written: {problem}. Every run keeps "
+            "its record there; set scratchpad_dir in the config file or DEXTER_SCRATCHPAD_DIR "
+            "to a folder dexter can write.")
+
+
 def build_session(
     settings: Settings,
     *,
@@ -70,6 +85,7 @@ def build_session(
     from dexter.providers.registry import resolve_model
 
     env = os.environ if env is None else env
+    check_scratchpad_dir(settings)
     resolved = resolve_model(settings.model, settings)
     model = create_chat_model(resolved, settings, env=env)
     fast, fast_window = model, resolved.context_window

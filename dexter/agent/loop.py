@@ -47,6 +47,7 @@ from dexter.events import (
     QueueDrain,
     RunStart,
     RunStatus,
+    ScratchpadError,
     StreamProgress,
     Thinking,
 )
@@ -186,7 +187,7 @@ class Agent:
                 answer="Interrupted by the user.", status="interrupted",
                 tool_calls=pad.tool_call_records(),
                 total_time_ms=int((time.monotonic() - started) * 1000),
-                model=self.setup.model.model))
+                model=self.setup.model.model, **_record_state(pad)))
 
     async def _run(self, query: str, conv: Conversation,
                    history: Sequence[Message]) -> AsyncGenerator[Event, None]:
@@ -206,6 +207,9 @@ class Agent:
         start = RunStart(query=query, model=self.setup.model.model,
                          provider=self.setup.model.provider_id, scratchpad=str(pad.path))
         yield start
+        failure = _write_failure(pad)
+        if failure is not None:
+            yield failure
         if self.setup.recalled is not None and not conv.recall_reported:
             # The memory loaded into the system prompt: reported once per session.
             conv.recall_reported = True
@@ -220,6 +224,11 @@ class Agent:
             async for event in events:
                 if not isinstance(event, StreamProgress | AnswerDelta):
                     pad.record_event(event)
+                failure = _write_failure(pad)  # the record failed: say so at once
+                if failure is not None:
+                    yield failure
+                if isinstance(event, Done) and event.record_complete and not pad.complete:
+                    event = dataclasses.replace(event, **_record_state(pad))
                 yield event
 
     async def _iterate(self, state: RunState, pad: Scratchpad, executor: ToolExecutor,
@@ -464,7 +473,19 @@ class Agent:
             error_kind=error_kind,
             citations=citations_of(answer, ledger) if ledger is not None else [],
             verification=check.to_dict() if check is not None else None,
+            **_record_state(pad),
         )
+
+
+def _write_failure(pad: Scratchpad) -> ScratchpadError | None:
+    """The event for the scratchpad's first write failure, once; else None."""
+    message = pad.take_write_error()
+    return ScratchpadError(path=str(pad.path), message=message) if message else None
+
+
+def _record_state(pad: Scratchpad) -> dict[str, Any]:
+    """``done``'s ``record_complete`` and ``record_error`` for the scratchpad so far."""
+    return {"record_complete": pad.complete, "record_error": pad.write_error or ""}
 
 
 def assistant_text(messages: Sequence[Message]) -> str:

@@ -160,6 +160,58 @@ def memory_reindex(ctx: typer.Context, config: ConfigOpt = None) -> None:
     raise typer.Exit(run_memory("reindex", _config(ctx, config)))
 
 
+eval_app = typer.Typer(help="Measure answer quality on a dataset of questions with rubrics (docs/eval.md).",
+                       invoke_without_command=True, rich_markup_mode=None)
+app.add_typer(eval_app, name="eval")
+
+
+@eval_app.callback()
+def eval_main(
+    ctx: typer.Context,
+    model: ModelOpt = None,
+    dataset: Annotated[Path | None, typer.Option("--dataset", help="CSV or JSONL with question, answer and rubric columns (default: the public 50 of the Vals AI Finance Agent Benchmark).")] = None,
+    judge_model: Annotated[str | None, typer.Option("--judge-model", help="Model that grades the answers (default: the provider's fast model).")] = None,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", help="Questions run at once (default 4).")] = 4,
+    limit: Annotated[int | None, typer.Option("--limit", help="Only the first N questions (after --type).")] = None,
+    type_name: Annotated[str | None, typer.Option("--type", help="Only questions of this type, e.g. 'Trends'.")] = None,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Output directory (default evals/<date>-<model>/); an existing one is resumed.")] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="JSON lines instead of the progress bar.")] = False,
+    plain: Annotated[bool, typer.Option("--plain", help="Plain lines even on a terminal.")] = False,
+    max_cost: Annotated[float | None, typer.Option("--max-cost", help="Stop starting new questions once the spend reaches this many US dollars.")] = None,
+    retry_failed: Annotated[bool, typer.Option("--retry-failed", help="When resuming, run failed and judge-error questions again too.")] = False,
+    from_runs: Annotated[Path | None, typer.Option("--from-runs", help="Re-run an earlier eval's questions on the tool results its scratchpads recorded.")] = None,
+    max_iterations: Annotated[int | None, typer.Option("--max-iterations", min=1, help="Most model calls per question (default 10).")] = None,
+    allow: Annotated[list[str] | None, typer.Option("--allow", help="Pre-approve a tool or a rule, as for ask. Repeatable.")] = None,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Approve every call that would ask (the deny floor still applies).")] = False,
+    config: ConfigOpt = None,
+) -> None:
+    """Run every question as a normal non-interactive run, grade each answer against its rubric, and write results.jsonl, summary.json and report.md."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from dexter.cli.eval_cmd import EvalCommand, run_eval
+
+    command = EvalCommand(
+        model=model or cast(str | None, _global(ctx, "model")), config=_config(ctx, config),
+        max_iterations=max_iterations, json_out=json_out, plain=plain, dataset=dataset,
+        judge_model=judge_model, jobs=jobs, limit=limit, type_name=type_name, out=out,
+        max_cost=max_cost, allow=list(allow or []), yes=yes, retry_failed=retry_failed,
+        from_runs=from_runs,
+    )
+    raise typer.Exit(run_eval(command))
+
+
+@eval_app.command("compare")
+def eval_compare(
+    dir_a: Annotated[Path, typer.Argument(help="The --out directory of the first eval (A).")],
+    dir_b: Annotated[Path, typer.Argument(help="The --out directory of the second eval (B).")],
+    json_out: Annotated[bool, typer.Option("--json", help="One JSON object instead of the table.")] = False,
+) -> None:
+    """Two evals side by side: per-question score deltas (B minus A), totals, cost ratio."""
+    from dexter.cli.eval_cmd import run_compare
+
+    raise typer.Exit(run_compare(dir_a, dir_b, json_out=json_out))
+
+
 def main() -> None:
     """Console-script entry point."""
     try:

@@ -22,6 +22,7 @@ from dexter.events import (
     ProviderRetry,
     QueueDrain,
     RunStart,
+    ScratchpadError,
     StreamProgress,
     Thinking,
     ToolApproval,
@@ -90,6 +91,9 @@ def sample_events() -> list[Event]:
         Compaction("end", True, 120_000, 8_000, "gpt-4.1-mini"),
         ContextCleared(12, 5),
         QueueDrain(1, "also compare Intel"),
+        ScratchpadError("scratchpads/2025-01-02-101500_abc.jsonl",
+                        "Could not write the scratchpad scratchpads/2025-01-02-101500_abc.jsonl: "
+                        "No space left on device (ENOSPC)"),
         StreamProgress(300, "responding"),
         Verification(checked=7, supported=6, status="unverified",
                      unsupported=[{"text": "78%", "value": 78.0, "start": 0, "end": 0}],

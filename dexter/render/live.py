@@ -70,7 +70,7 @@ from dexter.render.format import (
     truncate,
     truncate_words,
 )
-from dexter.render.notices import Notice, notice_for
+from dexter.render.notices import Notice, notice_for, record_notice
 from dexter.render.tables import answer_markdown
 
 VERBS: tuple[str, ...] = (
@@ -518,9 +518,13 @@ class LiveRenderer:
             message = done.answer.strip() or "the run did not finish"
             self._print(Text(f"{status_label(done)}: {message}", style=style))
         self._print(Text(), Text(self._stats(done), style=MUTED))
+        record = record_notice(done)
+        if record is not None:
+            self._print_notice(record)
 
     def close(self) -> None:
-        """Stop the live region, printing any rows still running as interrupted."""
+        """Stop the live region, printing any rows still running as interrupted and the
+        answer streamed so far (an interrupted answer stays on screen)."""
         try:
             self._flush_rows(everything=True)
         finally:

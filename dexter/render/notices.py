@@ -11,12 +11,14 @@ from typing import Literal
 from dexter.events import (
     Compaction,
     ContextCleared,
+    Done,
     Event,
     MemoryFlush,
     MemoryRecalled,
     Microcompact,
     ProviderRetry,
     QueueDrain,
+    ScratchpadError,
     Verification,
 )
 from dexter.render.format import format_tokens, one_line, plural, reduction_percent, truncate
@@ -76,10 +78,21 @@ def _verification(event: Verification) -> Notice | None:
                        "fix it", "warning")
 
 
+def record_notice(done: Done) -> Notice | None:
+    """The closing warning of a run whose scratchpad is incomplete; None when it is whole."""
+    if done.record_complete:
+        return None
+    why = one_line(done.record_error) or "a write to the scratchpad failed"
+    return Notice("⚠", f"The record of this run is incomplete: {why}", "warning")
+
+
 def notice_for(event: Event) -> Notice | None:
-    """The notice line for a context, retry, queue or verification event; None for every
-    other event."""
+    """The notice line for a context, retry, queue, verification or scratchpad event; None
+    for every other event."""
     match event:
+        case ScratchpadError(message=message):
+            return Notice("⚠", f"{one_line(message)}. The run goes on, but its record will be "
+                               "incomplete.", "warning")
         case Verification():
             return _verification(event)
         case Microcompact(cleared=cleared, tokens_saved=saved):

@@ -42,7 +42,7 @@ from dexter.render.format import (
     thinking_text,
     truncate,
 )
-from dexter.render.notices import notice_for
+from dexter.render.notices import notice_for, record_notice
 from dexter.secrets import scrub
 from dexter.text import clean
 
@@ -139,6 +139,9 @@ class PlainRenderer:
             self._line(f"{status_label(done)}: {done.answer.strip() or 'the run did not finish'}")
         self._line()
         self._line(stats_line(done))
+        record = record_notice(done)
+        if record is not None:
+            self._line(str(record))
 
     def close(self) -> None:
         """Flush the stream (it is not closed: it usually is stdout)."""
