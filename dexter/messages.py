@@ -126,7 +126,8 @@ def message_text(message: Message) -> str:
 
 
 def message_to_dict(message: Message) -> dict[str, Any]:
-    """A JSON-ready form of a message (used by ``--trace`` dumps and tests)."""
+    """A JSON-ready form of a message (``--trace`` dumps, saved sessions, tests);
+    :func:`message_from_dict` reads it back."""
     if isinstance(message, AssistantMessage):
         return {
             "role": "assistant",
@@ -147,3 +148,63 @@ def message_to_dict(message: Message) -> dict[str, Any]:
     if isinstance(message, UserMessage):
         return {"role": "user", "kind": message.kind, "content": message.content}
     return {"role": "system", "content": message.content}
+
+
+def message_from_dict(data: Any) -> Message:
+    """The message :func:`message_to_dict` wrote (saved sessions read theirs back with it).
+
+    Raises ``ValueError`` naming what is wrong when ``data`` is not such a dict.
+    """
+    if not isinstance(data, dict):
+        raise ValueError("a message must be a JSON object")
+    role = data.get("role")
+    if role == "assistant":
+        thinking = tuple(
+            ThinkingBlock(text=_text(b, "text"), signature=_optional_text(b, "signature"),
+                          redacted_data=_optional_text(b, "redacted_data"))
+            for b in _objects(data, "thinking"))
+        calls = []
+        for c in _objects(data, "tool_calls"):
+            arguments = c.get("arguments", {})
+            if not isinstance(arguments, dict):
+                raise ValueError("a tool call's arguments must be a JSON object")
+            calls.append(ToolCall(id=_text(c, "id"), name=_text(c, "name"), arguments=arguments,
+                                  invalid_arguments=_optional_text(c, "invalid_arguments")))
+        return AssistantMessage(text=_text(data, "text"), thinking=thinking,
+                                tool_calls=tuple(calls))
+    if role == "tool":
+        is_error = data.get("is_error", False)
+        if not isinstance(is_error, bool):
+            raise ValueError("a tool result's is_error must be true or false")
+        return ToolResultMessage(tool_call_id=_text(data, "tool_call_id"),
+                                 name=_text(data, "name"), content=_text(data, "content"),
+                                 is_error=is_error)
+    if role == "user":
+        kind = data.get("kind", "query")
+        if kind not in ("query", "history", "note", "queued", "summary"):
+            raise ValueError(f"unknown user message kind {kind!r}")
+        return UserMessage(_text(data, "content"), kind=kind)
+    if role == "system":
+        return SystemMessage(_text(data, "content"))
+    raise ValueError(f"unknown message role {role!r}")
+
+
+def _text(data: dict[str, Any], key: str) -> str:
+    value = data.get(key, "")
+    if not isinstance(value, str):
+        raise ValueError(f"a message's {key!r} must be text")
+    return value
+
+
+def _optional_text(data: dict[str, Any], key: str) -> str | None:
+    value = data.get(key)
+    if value is not None and not isinstance(value, str):
+        raise ValueError(f"a message's {key!r} must be text or null")
+    return value
+
+
+def _objects(data: dict[str, Any], key: str) -> list[dict[str, Any]]:
+    value = data.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
+        raise ValueError(f"a message's {key!r} must be a list of objects")
+    return value

@@ -26,6 +26,9 @@ the next question can continue from what was done; afterwards it collapses to on
 ``/compact`` replaces the turns with one summary; ``/clear`` empties everything. Both
 cancel the pending summaries.
 
+:meth:`Conversation.to_dict` and :meth:`Conversation.from_dict` save and restore it: a
+saved session (:mod:`dexter.agent.sessions`) holds one.
+
 Finished turns are also appended to ``DEXTER_HOME/history/sessions.jsonl`` as
 ``{"timestamp", "query", "answer"}`` lines, which the memory system indexes.
 """
@@ -40,12 +43,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Any, cast, get_args
 
 from dexter.context.calls import call_model
 from dexter.context.tokens import estimate_text_tokens
 from dexter.events import RunStatus
-from dexter.evidence.ledger import SourceLedger
-from dexter.messages import AssistantMessage, Message, SystemMessage, UserMessage
+from dexter.evidence.ledger import SourceLedger, source_from_dict, source_to_dict
+from dexter.messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    UserMessage,
+    message_from_dict,
+    message_to_dict,
+)
 from dexter.permissions.base import SessionGrants
 from dexter.providers.base import ChatModel, ModelRequest
 from dexter.secrets import scrub
@@ -174,6 +185,44 @@ class Conversation:
         self.cancel_summaries()
         self.turns.clear()
         self.summary = summary
+
+    # -- saving and resuming -----------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        """What a saved session keeps (JSON-ready): the turns with their summaries and the
+        transcript of an interrupted one, the ``/compact`` summary, and the source ledger.
+
+        The ledger keeps what each source is and its numbers (not its text), so citations
+        (``S3``) stay valid and the number check still works after a resume. Not kept: the
+        "allow for this session" grants (a resumed session asks again) and whether the
+        memory recall was reported (a new process recalls memory afresh and says so once).
+        """
+        return {
+            "turns": [_turn_to_dict(turn) for turn in self.turns],
+            "summary": self.summary,
+            "sources": [source_to_dict(source) for source in self.ledger],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any, **options: Any) -> Conversation:
+        """The conversation :meth:`to_dict` wrote, built with ``options`` (``max_turns``...).
+
+        Raises ``ValueError`` saying what is wrong when ``data`` is not such a dict.
+        """
+        if not isinstance(data, dict):
+            raise ValueError("the conversation must be a JSON object")
+        conversation = cls(**options)
+        turns = data.get("turns", [])
+        sources = data.get("sources", [])
+        summary = data.get("summary")
+        if not isinstance(turns, list) or not isinstance(sources, list):
+            raise ValueError("the conversation's turns and sources must be lists")
+        if summary is not None and not isinstance(summary, str):
+            raise ValueError("the conversation's summary must be text or null")
+        conversation.turns = [_turn_from_dict(item) for item in turns]
+        conversation.summary = summary
+        conversation.ledger = SourceLedger.restore(source_from_dict(s) for s in sources)
+        return conversation
 
     # -- background summaries -------------------------------------------------------------
 
@@ -308,6 +357,34 @@ def run_part(messages: Sequence[Message], history: Sequence[Message],
     if any(isinstance(m, UserMessage) and m.kind == "summary" for m in body[:1]):
         return tuple(body)
     return ()
+
+
+def _turn_to_dict(turn: Turn) -> dict[str, Any]:
+    return {"query": turn.query, "answer": turn.answer, "status": turn.status,
+            "timestamp": turn.timestamp, "summary": turn.summary,
+            "summary_failed": turn.summary_failed,
+            "transcript": [message_to_dict(m) for m in turn.transcript]}
+
+
+def _turn_from_dict(data: Any) -> Turn:
+    if not isinstance(data, dict):
+        raise ValueError("a turn must be a JSON object")
+    status = data.get("status")
+    if status not in get_args(RunStatus):
+        raise ValueError(f"a turn has an unknown status {status!r}")
+    texts = {key: data.get(key, "") for key in ("query", "answer", "timestamp")}
+    if not all(isinstance(value, str) for value in texts.values()):
+        raise ValueError("a turn's query, answer and timestamp must be text")
+    summary = data.get("summary")
+    if summary is not None and not isinstance(summary, str):
+        raise ValueError("a turn's summary must be text or null")
+    transcript = data.get("transcript", [])
+    if not isinstance(transcript, list):
+        raise ValueError("a turn's transcript must be a list")
+    return Turn(query=texts["query"], answer=texts["answer"], status=cast(RunStatus, status),
+                timestamp=texts["timestamp"], summary=summary,
+                summary_failed=bool(data.get("summary_failed", False)),
+                transcript=tuple(message_from_dict(m) for m in transcript))
 
 
 def now_iso() -> str:

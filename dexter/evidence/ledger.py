@@ -12,13 +12,14 @@ its text holds, not the text: that is what citations and number verification nee
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
-from dexter.evidence.numbers import Claim, extract_claims, source_numbers
+from dexter.evidence.numbers import Claim, Kind, extract_claims, source_numbers
 
 SourceKind = Literal["data", "calculation", "user"]
 ID_PREFIX = "S"
@@ -59,13 +60,26 @@ class Source:
 
 
 class SourceLedger:
-    """The sources of one session, by id. Changed only through :meth:`add`."""
+    """The sources of one session, by id. Changed only through :meth:`add` (a saved
+    session's is rebuilt with :meth:`restore`)."""
 
     def __init__(self) -> None:
         self._sources: dict[str, Source] = {}
         self._pairs: list[tuple[float, str]] = []
         """Every number of every source with its id, sorted: kept merged as sources arrive
         (two sorted runs: the merge is linear), so a check never sorts."""
+
+    @classmethod
+    def restore(cls, sources: Iterable[Source]) -> SourceLedger:
+        """A ledger holding ``sources`` as they were saved (a resumed session's): their ids
+        are kept, and the next :meth:`add` continues the numbering."""
+        ledger = cls()
+        for number, source in enumerate(sources, 1):
+            if source.id != f"{ID_PREFIX}{number}":
+                raise ValueError(f"source ids must run S1, S2, ...; found {source.id!r}")
+            ledger._sources[source.id] = source
+        ledger._pairs = sorted((n, s.id) for s in ledger._sources.values() for n in s.numbers)
+        return ledger
 
     def __len__(self) -> int:
         return len(self._sources)
@@ -116,6 +130,45 @@ class SourceLedger:
                 return source.id
             i += 1
         return None
+
+
+def source_to_dict(source: Source) -> dict[str, Any]:
+    """A JSON-ready form of a source: what it is and its numbers, not its text."""
+    return {
+        "id": source.id, "tool": source.tool, "args": source.args, "title": source.title,
+        "urls": list(source.urls), "kind": source.kind, "fetched_at": source.fetched_at,
+        "accession": source.accession, "numbers": list(source.numbers),
+        "inputs": [dataclasses.asdict(claim) for claim in source.inputs],
+    }
+
+
+def source_from_dict(data: Any) -> Source:
+    """The source :func:`source_to_dict` wrote; ``ValueError`` when ``data`` is not one."""
+    if not isinstance(data, dict):
+        raise ValueError("a source must be a JSON object")
+    try:
+        kind = data.get("kind", "data")
+        if kind not in ("data", "calculation", "user"):
+            raise ValueError(f"unknown source kind {kind!r}")
+        args = data.get("args", {})
+        urls = data.get("urls", [])
+        if not isinstance(args, dict) or not isinstance(urls, list):
+            raise ValueError("a source's args must be an object and its urls a list")
+        numbers = sorted(float(n) for n in data.get("numbers", []))
+        if any(c.get("kind") not in get_args(Kind) for c in data.get("inputs", [])):
+            raise ValueError("a calculation input has an unknown kind")
+        inputs = tuple(Claim(text=str(c["text"]), start=int(c["start"]), end=int(c["end"]),
+                             value=float(c["value"]), tolerance=float(c["tolerance"]),
+                             kind=c["kind"], negative=bool(c.get("negative", False)),
+                             scaled=bool(c.get("scaled", False)))
+                       for c in data.get("inputs", []))
+        return Source(id=str(data["id"]), tool=str(data["tool"]), args=args,
+                      title=str(data.get("title", "")), urls=tuple(str(u) for u in urls),
+                      kind=kind, fetched_at=str(data.get("fetched_at", "")),
+                      accession=str(data.get("accession", "")), numbers=tuple(numbers),
+                      inputs=inputs)
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f"a source is missing or has a wrong field ({exc})") from None
 
 
 def default_title(tool: str, args: Mapping[str, Any]) -> str:
