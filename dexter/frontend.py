@@ -3,10 +3,17 @@ settings with friendly errors, error and warning lines, the output console, exit
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from dexter.config import ConfigError, Settings, load_dotenv_file, load_settings
+from dexter.providers.registry import default_model
+from dexter.settings_file import SETTINGS_FILE, SettingsFileError, read_settings_file
+
+MODEL_KEY = "model"
+SEARCH_KEY = "web_search_provider"
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -19,12 +26,64 @@ class CliError(Exception):
 
 
 def settings_for(config: Path | None, **overrides: Any) -> Settings:
-    """Load ``.env`` and the layered settings; configuration errors become ``CliError``."""
+    """Load ``.env`` and the layered settings, then the saved choices (``/model``,
+    ``/search``) and, when no model was chosen anywhere, the default model of a provider
+    whose key is set. Configuration errors become ``CliError``.
+
+    The order for the model: ``--model`` > ``DEXTER_MODEL`` > ``model`` in the config file >
+    the one saved by ``/model`` > the default for the keys present.
+    """
     load_dotenv_file()
+    flag = overrides.get("model")
+    if flag is not None and not str(flag).strip():
+        raise CliError("--model is empty: give a model name (see 'dexter models'), or leave "
+                       "the flag out to use the default.")
     try:
-        return load_settings(config, overrides={k: v for k, v in overrides.items() if v is not None})
+        settings = load_settings(config, overrides={k: v for k, v in overrides.items()
+                                                   if v is not None})
     except ConfigError as exc:
         raise CliError(str(exc)) from None
+    chosen = flag is not None or bool(os.environ.get("DEXTER_MODEL")) \
+        or settings.model != Settings().model
+    apply_saved_choices(settings, model_flag=(flag or settings.model) if chosen else None)
+    if not chosen and load_saved_model(settings) is None:
+        settings.model = default_model()
+    return settings
+
+
+def _saved_string(settings: Settings, key: str) -> str | None:
+    try:
+        value = read_settings_file(settings.home_path / SETTINGS_FILE).get(key)
+    except SettingsFileError:
+        return None
+    return value.strip() if isinstance(value, str) and value.strip() else None
+
+
+def load_saved_model(settings: Settings) -> str | None:
+    """The model picked with ``/model`` in an earlier session, if any (unreadable file: None)."""
+    return _saved_string(settings, MODEL_KEY)
+
+
+def load_saved_search_provider(settings: Settings) -> str | None:
+    """The web search provider picked with ``/search``, if any."""
+    return _saved_string(settings, SEARCH_KEY)
+
+
+def apply_saved_choices(settings: Settings, *, model_flag: str | None,
+                        env: Mapping[str, str] | None = None) -> None:
+    """Start with the saved model and search provider.
+
+    An explicit choice for this invocation wins: ``--model`` (``model_flag``; also a model
+    named in the config file) or ``DEXTER_MODEL`` for the model,
+    ``DEXTER_TOOLS_WEB_SEARCH_PROVIDER`` for the search provider.
+    """
+    env = os.environ if env is None else env
+    model = load_saved_model(settings)
+    if model and not model_flag and not env.get("DEXTER_MODEL"):
+        settings.model = model
+    search = load_saved_search_provider(settings)
+    if search and not env.get("DEXTER_TOOLS_WEB_SEARCH_PROVIDER"):
+        settings.tools.web_search_provider = search
 
 
 def print_error(message: str) -> None:

@@ -129,9 +129,9 @@ def test_custom_provider_without_base_url_is_a_config_error() -> None:
 
 def test_fast_model_precedence() -> None:
     settings = Settings()
-    assert resolve_model("gpt-5.6-sol", settings).fast_model == "gpt-5.6-luna"
+    assert resolve_model("gpt-5", settings).fast_model == "gpt-5-mini"
     assert resolve_model("claude-opus-4-8", settings).fast_model == "claude-haiku-4-5"
-    assert resolve_model("openai:my-finetune", settings).fast_model == "gpt-5.6-luna"
+    assert resolve_model("openai:my-finetune", settings).fast_model == "gpt-5-mini"
     assert resolve_model("openrouter:x/y", settings).fast_model == "openrouter:openai/gpt-4o-mini"
     # Ollama has no fast model: the main model does the summaries.
     assert resolve_model("ollama:qwen3", settings).fast_model == "ollama:qwen3"

@@ -16,6 +16,7 @@ This module must stay cheap to import (no SDK imports): ``dexter --version`` loa
 
 from __future__ import annotations
 
+import difflib
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
@@ -88,7 +89,7 @@ def _m(id: str, display: str, window: int, price_in: float | None = None,
 PROVIDERS: tuple[ProviderInfo, ...] = (
     ProviderInfo(
         "openai", "OpenAI", "openai", "OPENAI_API_KEY", "https://api.openai.com/v1",
-        "OPENAI_BASE_URL", "gpt-5.6-luna", "gpt-5.6-sol",
+        "OPENAI_BASE_URL", "gpt-5-mini", "gpt-5",
         (
             _m("gpt-5.6-sol", "GPT 5.6 Sol", 1_047_576),
             _m("gpt-5.6-terra", "GPT 5.6 Terra", 1_047_576),
@@ -427,3 +428,32 @@ def model_rows(settings: Settings, env: Mapping[str, str] | None = None) -> list
                 output_price_per_mtok=resolved.info.output_price_per_mtok if resolved.info else None,
             ))
     return rows
+
+
+def default_model(env: Mapping[str, str] | None = None) -> str:
+    """The model to use when none was chosen: the default of the first built-in provider
+    (in the order of ``PROVIDERS``) whose API key is set; OpenAI's when none is."""
+    for provider in PROVIDERS:
+        if provider.api_key_env and api_key_for(provider, env) is not None:
+            return provider.default_model
+    return _BY_ID["openai"].default_model
+
+
+def model_name_problem(name: str, settings: Settings) -> str | None:
+    """Why ``name`` is not a model dexter can route, with the nearest known names; None
+    when it is fine. A ``provider:model`` form (and a fine-tuned ``ft:`` name) is accepted
+    for any known provider; a bare name must be in the catalog."""
+    cleaned = name.strip()
+    if not cleaned:
+        return "The model name is empty."
+    try:
+        resolved = resolve_model(cleaned, settings)
+    except ConfigError as exc:
+        return str(exc)
+    if resolved.info is not None or ":" in cleaned or cleaned.startswith(_FINE_TUNE_PREFIX):
+        return None
+    known = [m.id for p in PROVIDERS for m in p.models]
+    near = difflib.get_close_matches(cleaned, known, n=3, cutoff=0.4)
+    hint = f" Did you mean {', '.join(near)}?" if near else ""
+    return (f"Unknown model {cleaned!r}.{hint} See /models; for a model dexter does not "
+            f"list, name its provider: {resolved.provider.id}:{cleaned}.")

@@ -7,21 +7,23 @@ Keys written here: ``model`` (from ``/model``) and ``web_search_provider`` (``/s
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from dexter.config import Settings
+
+# The saved choices are read below the REPL (every command applies them).
+from dexter.frontend import MODEL_KEY as MODEL_KEY
+from dexter.frontend import SEARCH_KEY as SEARCH_KEY
+from dexter.frontend import apply_saved_choices as apply_saved_choices
+from dexter.frontend import load_saved_model as load_saved_model
+from dexter.frontend import load_saved_search_provider as load_saved_search_provider
 from dexter.settings_file import (
     SETTINGS_FILE,
     SettingsFileError,
     read_settings_file,
     update_settings_file,
 )
-
-MODEL_KEY = "model"
-SEARCH_KEY = "web_search_provider"
 
 
 class SettingsStoreError(Exception):
@@ -50,37 +52,3 @@ def save_setting(path: Path, key: str, value: str) -> None:
         update_settings_file(path, lambda data: data.__setitem__(key, value))
     except SettingsFileError as exc:
         raise SettingsStoreError(str(exc)) from None
-
-
-def _saved_string(settings: Settings, key: str) -> str | None:
-    try:
-        value = read_saved(settings_file(settings)).get(key)
-    except SettingsStoreError:
-        return None
-    return value.strip() if isinstance(value, str) and value.strip() else None
-
-
-def load_saved_model(settings: Settings) -> str | None:
-    """The model picked with ``/model`` in an earlier session, if any (unreadable file: None)."""
-    return _saved_string(settings, MODEL_KEY)
-
-
-def load_saved_search_provider(settings: Settings) -> str | None:
-    """The web search provider picked with ``/search``, if any."""
-    return _saved_string(settings, SEARCH_KEY)
-
-
-def apply_saved_choices(settings: Settings, *, model_flag: str | None,
-                        env: Mapping[str, str] | None = None) -> None:
-    """Start with the saved model and search provider.
-
-    An explicit choice for this invocation wins: ``--model`` or ``DEXTER_MODEL`` for the
-    model, ``DEXTER_TOOLS_WEB_SEARCH_PROVIDER`` for the search provider.
-    """
-    env = os.environ if env is None else env
-    model = load_saved_model(settings)
-    if model and not model_flag and not env.get("DEXTER_MODEL"):
-        settings.model = model
-    search = load_saved_search_provider(settings)
-    if search and not env.get("DEXTER_TOOLS_WEB_SEARCH_PROVIDER"):
-        settings.tools.web_search_provider = search
