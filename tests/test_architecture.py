@@ -17,7 +17,7 @@ LAYERS: list[set[str]] = [
     {"config", "events", "messages", "secrets", "text", "failures", "settings_file"},
     {"sandbox", "scratchpad", "data", "memory", "providers", "frontend", "evidence"},
     {"permissions", "context", "tools"},
-    {"agent", "render"},
+    {"agent", "render", "rerun"},
     {"testing"},
     {"evals"},
     {"repl"},

@@ -103,6 +103,31 @@ def replay(
 
 
 @app.command()
+def rerun(
+    ctx: typer.Context,
+    file: Annotated[Path, typer.Argument(help="The scratchpad .jsonl file of the run to repeat.")],
+    model: ModelOpt = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object per event instead of the live view.")] = False,
+    live_tools: Annotated[bool, typer.Option("--live-tools", help="Run calls the recording does not have with the real tools (else they get an error).")] = False,
+    allow: Annotated[list[str] | None, typer.Option("--allow", help="Pre-approve a tool or a rule, as for ask. Repeatable.")] = None,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Approve every call that would ask (the deny floor still applies).")] = False,
+    max_iterations: Annotated[int | None, typer.Option("--max-iterations", min=1, help="Most model calls in the run (as for ask).")] = None,
+    config: ConfigOpt = None,
+    trace: Annotated[bool, typer.Option("--trace", help="Log each context stage to stderr (also DEXTER_TRACE=1).")] = False,
+    plain: Annotated[bool, typer.Option("--plain", help="Plain lines even on a terminal.")] = False,
+) -> None:
+    """Ask a recorded question again, its tools answered from the recorded results (memory off)."""
+    from dexter.cli.rerun_cmd import RerunOptions, run_rerun
+
+    options = RerunOptions(
+        scratchpad=file, model=model or cast(str | None, _global(ctx, "model")),
+        live_tools=live_tools, allow=list(allow or []), yes=yes, config=_config(ctx, config),
+        max_iterations=max_iterations, json_out=json_out, trace=trace, plain=plain,
+    )
+    raise typer.Exit(run_rerun(options))
+
+
+@app.command()
 def models(config: ConfigOpt = None) -> None:
     """List providers, models, context windows and which API keys are set."""
     from dexter.cli.models_cmd import run_models
