@@ -9,6 +9,7 @@ import sys
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from dexter.config import ConfigError
 from dexter.events import Done
@@ -25,6 +26,9 @@ from dexter.frontend import (
     stdout_console,
 )
 from dexter.secrets import scrub
+
+if TYPE_CHECKING:
+    from dexter.agent.factory import Session
 
 
 @dataclass
@@ -67,10 +71,33 @@ def run_ask(options: AskOptions) -> int:
     except (CliError, ConfigError) as exc:
         print_error(str(exc))
         return EXIT_USAGE
+    problem = check_session(session, options.allow)
+    if problem is not None:
+        return problem
+    outcome = render_run(session, options.question, json_out=options.json_out,
+                         plain=options.plain)
+    if isinstance(outcome, int):
+        return outcome
+    done = outcome
+    if options.output is not None and done.status == "ok":
+        try:
+            options.output.parent.mkdir(parents=True, exist_ok=True)
+            when = datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
+            document = answer_document(done, options.question, when)
+            options.output.write_text(scrub(document), encoding="utf-8")
+        except OSError as exc:
+            print_error(f"Could not write the answer to {options.output}: {exc.strerror}.")
+            return EXIT_FAILED
+    return EXIT_OK if done.status == "ok" else EXIT_FAILED
+
+
+def check_session(session: Session, allow: list[str]) -> int | None:
+    """Before a non-interactive run: EXIT_USAGE when an ``--allow`` value names no tool or
+    rule (printed), else None after printing the settings and shell warnings."""
     setup = session.agent.setup
     from dexter.permissions.engine import allow_list_problems
 
-    problems = allow_list_problems([a.strip() for a in options.allow if a.strip()],
+    problems = allow_list_problems([a.strip() for a in allow if a.strip()],
                                    {tool.name for tool in setup.tools})
     if problems:
         print_error("\n".join(problems))
@@ -82,17 +109,23 @@ def run_ask(options: AskOptions) -> int:
     notice = shell_notice(session)
     if notice:
         print_warning(notice)
+    return None
 
+
+def render_run(session: Session, question: str, *, json_out: bool, plain: bool) -> Done | int:
+    """Run ``question`` on the session, rendered live, as plain lines or as JSON lines,
+    and close the session. Returns the ``Done`` event, or the exit code of a run that
+    ended without one (the reader went away, Ctrl-C, no answer)."""
     from dexter.render import choose_renderer
 
-    console = stdout_console(plain=options.plain or options.json_out)
-    renderer = choose_renderer(console, json=options.json_out,
-                               is_terminal=console.is_terminal and not options.plain)
+    console = stdout_console(plain=plain or json_out)
+    renderer = choose_renderer(console, json=json_out,
+                               is_terminal=console.is_terminal and not plain)
     done: Done | None = None
 
     async def consume() -> None:
         nonlocal done
-        events = session.agent.run(options.question)
+        events = session.agent.run(question)
         try:
             async for event in events:
                 renderer.handle(event)
@@ -119,20 +152,10 @@ def run_ask(options: AskOptions) -> int:
     finally:
         with contextlib.suppress(BrokenPipeError):
             renderer.close()
-
     if done is None:
         print_error("The run ended without an answer.")
         return EXIT_FAILED
-    if options.output is not None and done.status == "ok":
-        try:
-            options.output.parent.mkdir(parents=True, exist_ok=True)
-            when = datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
-            document = answer_document(done, options.question, when)
-            options.output.write_text(scrub(document), encoding="utf-8")
-        except OSError as exc:
-            print_error(f"Could not write the answer to {options.output}: {exc.strerror}.")
-            return EXIT_FAILED
-    return EXIT_OK if done.status == "ok" else EXIT_FAILED
+    return done
 
 
 def _discard_stdout() -> None:

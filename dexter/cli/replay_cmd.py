@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from dexter.frontend import EXIT_FAILED, EXIT_OK, EXIT_USAGE, print_error, stdout_console
 
@@ -27,6 +28,8 @@ def run_replay(path: Path, *, json_out: bool = False) -> int:
     console = stdout_console(plain=json_out)
     renderer = choose_renderer(console, json=json_out, is_terminal=console.is_terminal and not json_out)
     stats = ReplayStats()
+    if log.rerun_of:
+        _rerun_line(console, log.rerun_of, json_out=json_out)
     try:
         for event in replay_events(log.entries, scratchpad=str(path), stats=stats):
             renderer.handle(event)
@@ -42,6 +45,19 @@ def run_replay(path: Path, *, json_out: bool = False) -> int:
 
         sys.stderr.write("\n".join(notes) + "\n")
     return EXIT_OK
+
+
+def _rerun_line(console: Any, original: str, *, json_out: bool) -> None:
+    """Say that the run was a ``dexter rerun`` (on stderr under --json: stdout is JSON)."""
+    line = f"↻ Rerun of {original} (its tools answered from that run's recorded results)"
+    if json_out:
+        import sys
+
+        sys.stderr.write(line + "\n")
+    else:
+        from rich.text import Text
+
+        console.print(Text(line, style="dim"), soft_wrap=True)
 
 
 def _lines(count: int) -> str:
