@@ -9,6 +9,7 @@ turns such an object back into the event, which is how replay works.
 from __future__ import annotations
 
 import dataclasses
+import types
 import typing
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
@@ -303,24 +304,80 @@ RECORDED_EVENT_TYPES: frozenset[str] = frozenset(cls.type for cls in EVENT_CLASS
 written by ``Scratchpad.add_tool_result`` instead)."""
 
 
-def event_from_dict(data: dict[str, Any]) -> Event | None:
-    """Rebuild an event from ``to_dict`` output; unknown types or bad fields give None."""
-    cls = EVENT_TYPES.get(str(data.get("type", "")))
-    if cls is None:
-        return None
-    fields = {f.name: f for f in dataclasses.fields(cls)}
-    values = {k: v for k, v in data.items() if k in fields}
-    for name, value in values.items():
-        if isinstance(value, list) and isinstance(fields[name].default, tuple):
-            values[name] = tuple(value)  # JSON has no tuples
-    if isinstance(values.get("subagent"), dict):
-        status = values["subagent"]
-        known = {f.name for f in dataclasses.fields(SubagentStatus)}
-        try:
-            values["subagent"] = SubagentStatus(**{k: v for k, v in status.items() if k in known})
-        except TypeError:
-            return None
+MAX_FIELD_NUMBER = 2**53
+"""The largest number an event's numeric field may hold (counts, durations, tokens): a
+recorded 1e999 or a 400-digit integer is damage, not a duration."""
+
+
+def fits(value: Any, hint: Any) -> bool:
+    """Whether ``value`` (parsed JSON, or an event field) has the shape the annotation
+    ``hint`` asks for: the container and its items (``list[str]``, ``dict[str, int]``,
+    ``tuple[str, ...]``), literals, optionals. ``bool`` is no number, and a number is
+    finite and at most :data:`MAX_FIELD_NUMBER` in size."""
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if hint is Any:
+        return True
+    if origin is Literal:
+        return any(value == arg and type(value) is type(arg) for arg in args)
+    if origin in (typing.Union, types.UnionType):
+        return any(fits(value, arg) for arg in args)
+    if hint is type(None):
+        return value is None
+    if hint is float:
+        return isinstance(value, int | float) and not isinstance(value, bool) \
+            and abs(value) <= MAX_FIELD_NUMBER  # not nan or inf either
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool) \
+            and abs(value) <= MAX_FIELD_NUMBER
+    if hint in (str, bool):
+        return isinstance(value, hint)
+    if origin is list or hint is list:
+        return isinstance(value, list) and (not args or all(fits(v, args[0]) for v in value))
+    if origin is tuple or hint is tuple:
+        item = args[0] if args else Any
+        return isinstance(value, tuple) and all(fits(v, item) for v in value)
+    if origin is dict or hint is dict:
+        key, item = args if args else (Any, Any)
+        return isinstance(value, dict) and all(
+            fits(k, key) and fits(v, item) for k, v in value.items())
+    if isinstance(hint, type):
+        return isinstance(value, hint)
+    return True
+
+
+def _from_fields(cls: type[Any], data: dict[str, Any]) -> Any:
+    """An instance of the dataclass ``cls`` from the fields of ``data`` that fit their
+    annotation; a field that does not fit falls back to its default. None when a field
+    without a default is missing or does not fit."""
+    hints = typing.get_type_hints(cls)
+    values: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        if f.name not in data:
+            continue
+        value, hint = data[f.name], hints[f.name]
+        if isinstance(value, list) and typing.get_origin(hint) is tuple:
+            value = tuple(value)  # JSON has no tuples
+        if isinstance(value, dict) and f.name == "subagent":
+            value = _from_fields(SubagentStatus, value)
+        if fits(value, hint):
+            values[f.name] = value
     try:
         return cls(**values)
-    except TypeError:
+    except TypeError:  # a required field is missing or was dropped
         return None
+
+
+def event_from_dict(data: dict[str, Any]) -> Event | None:
+    """Rebuild an event from ``to_dict`` output (a replayed scratchpad line).
+
+    Never raises: an unknown type, a field without a default that is missing or of the
+    wrong type gives None; an optional field of the wrong type gets its default."""
+    if not isinstance(data, dict):
+        return None
+    kind = data.get("type")
+    cls = EVENT_TYPES.get(kind) if isinstance(kind, str) else None
+    if cls is None:
+        return None
+    event: Event | None = _from_fields(cls, data)
+    return event

@@ -37,7 +37,7 @@ from typing import Any
 from dexter import __version__
 from dexter.events import Event
 from dexter.secrets import scrub, scrub_value, secret_values
-from dexter.text import clean
+from dexter.text import clean, parse_json_line
 
 # Argument names whose string value is "the query" of a call, in order of preference. Only
 # prose is compared by word overlap: paths, URLs and commands are identifiers ("f1.txt" and
@@ -254,10 +254,7 @@ class ScratchpadLog:
 
 
 def _parse_line(line: str) -> dict[str, Any] | None:
-    try:
-        value = json.loads(line)
-    except ValueError:
-        return None
+    value = parse_json_line(line)  # never raises: depth, huge numbers, surrogates
     if (
         isinstance(value, dict)
         and isinstance(value.get("type"), str)

@@ -3,12 +3,14 @@
 A provider can send half of a surrogate pair (a split emoji), a file can hold invalid
 bytes, a terminal can be handed control characters. :func:`clean` turns any string into
 one every UTF-8 writer accepts (lone surrogates become U+FFFD); :func:`clean_value` does it
-inside nested data.
+inside nested data. :func:`parse_json_line` reads one line of a JSONL file (a scratchpad,
+the sessions log) into values every consumer can use, whatever the line holds.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from typing import Any
 
@@ -44,3 +46,55 @@ def clean_value(value: Any) -> Any:
     if isinstance(value, tuple):
         return tuple(clean_value(v) for v in value)
     return value
+
+
+MAX_JSON_DEPTH = 200
+"""Containers nested deeper than this in a JSONL line are cut (what was there becomes None)."""
+
+_TOO_DEEP: Any = None
+
+
+def _json_int(text: str) -> int | None:
+    # Python refuses to parse (or print) an integer of more than 4,300 digits.
+    try:
+        return int(text)
+    except ValueError:
+        return None
+
+
+def _bounded(value: Any, depth: int) -> Any:
+    if isinstance(value, str):
+        return clean(value)
+    if isinstance(value, dict):
+        if depth >= MAX_JSON_DEPTH:
+            return _TOO_DEEP
+        return {clean(k): _bounded(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list):
+        if depth >= MAX_JSON_DEPTH:
+            return _TOO_DEEP
+        return [_bounded(v, depth + 1) for v in value]
+    return value
+
+
+def parse_json_line(line: str | bytes) -> Any:
+    """The JSON value of one line of a file, safe to walk and to write again; None when the
+    line is not JSON.
+
+    It never raises. Invalid JSON, nesting deeper than the parser takes, or a line that is
+    not text give None (the caller skips the line). Inside a value: lone surrogates become
+    U+FFFD, an integer too long for Python (over 4,300 digits) becomes None, and containers
+    nested deeper than :data:`MAX_JSON_DEPTH` become None. Numbers are otherwise kept as
+    they are (``NaN``, ``1e999`` as inf, 400-digit integers: they may be data); whoever
+    uses a number as a count or a duration checks its range (``dexter.events.fits``).
+    Duplicate keys: the last one wins.
+    """
+    if isinstance(line, bytes):
+        line = line.decode("utf-8", errors="replace")
+    try:
+        value = json.loads(line, parse_int=_json_int)
+    except (ValueError, RecursionError):
+        return None
+    try:
+        return _bounded(value, 0)
+    except RecursionError:  # only when the caller itself is already deep in the stack
+        return None

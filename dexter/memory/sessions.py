@@ -9,11 +9,13 @@ becomes ``User: …`` / ``Assistant: …`` text whose chunks carry that line num
 
 from __future__ import annotations
 
-import json
+import math
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+from dexter.text import parse_json_line
 
 SESSIONS_PATH = "history/sessions.jsonl"
 
@@ -30,22 +32,22 @@ class SessionTurn:
 def parse_timestamp(value: Any, fallback: float) -> float:
     """Epoch seconds from an ISO string or a number; ``fallback`` when unreadable."""
     if isinstance(value, int | float) and not isinstance(value, bool):
-        return float(value)
+        try:
+            seconds = float(value)
+        except OverflowError:  # a 400-digit integer
+            return fallback
+        return seconds if math.isfinite(seconds) else fallback
     if isinstance(value, str):
         try:
-            moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-        except ValueError:
+            return datetime.fromisoformat(value.strip().replace("Z", "+00:00")).timestamp()
+        except (ValueError, OverflowError, OSError):
             return fallback
-        return moment.timestamp()
     return fallback
 
 
 def parse_turn(line_no: int, raw: str, fallback_time: float) -> SessionTurn | None:
     """The turn on one line, or None when the line is not a complete turn."""
-    try:
-        data = json.loads(raw)
-    except ValueError:
-        return None
+    data = parse_json_line(raw)  # never raises: depth, huge numbers, surrogates
     if not isinstance(data, dict):
         return None
     query, answer = data.get("query"), data.get("answer")

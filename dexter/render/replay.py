@@ -15,14 +15,12 @@ twice. A run without a ``done`` entry ends with a synthetic ``Done`` saying it d
 
 from __future__ import annotations
 
-import dataclasses
 import json
-import types
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
+from typing import Any
 
 from dexter.events import (
     EVENT_TYPES,
@@ -58,26 +56,41 @@ class ReplayStats:
         return sum(self.skipped.values())
 
 
+MAX_DURATION_MS = 10**12
+"""A recorded duration beyond this (about 31 years) is damage: it shows as 0."""
+
+
 def _text(value: Any) -> str:
     if value is None:
         return ""
     if isinstance(value, str):
         return value
-    return json.dumps(value, ensure_ascii=False, default=str)
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    except (ValueError, RecursionError):  # NaN is fine; a self-referencing list is not
+        return str(type(value).__name__)
 
 
 def _int(value: Any) -> int:
-    try:
-        return max(0, int(value))
-    except (TypeError, ValueError):
+    """A non-negative count or duration from a recorded field; 0 when it is none."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
         return 0
+    try:
+        number = int(value)
+    except (ValueError, OverflowError):  # "abc", nan, inf, a 5,000-digit string
+        return 0
+    return number if 0 <= number <= MAX_DURATION_MS else 0
+
+
+def _name(value: Any, default: str) -> str:
+    return value if isinstance(value, str) and value else default
 
 
 def _tool_events(entry: dict[str, Any], index: int) -> list[Event]:
-    tool = str(entry.get("tool") or entry.get("toolName") or "unknown")
+    tool = _name(entry.get("tool"), _name(entry.get("toolName"), "unknown"))
     raw_args = entry.get("args")
     args: dict[str, Any] = raw_args if isinstance(raw_args, dict) else {}
-    call_id = str(entry.get("tool_call_id") or f"replay-{index}")
+    call_id = _name(entry.get("tool_call_id"), f"replay-{index}")
     result = _text(entry.get("result"))
     duration = _int(entry.get("duration_ms"))
     end: Event
@@ -105,53 +118,29 @@ def _run_start(entry: dict[str, Any], scratchpad: str) -> RunStart:
 def _elapsed_ms(entries: list[dict[str, Any]]) -> int:
     stamps: list[datetime] = []
     for entry in entries:
+        stamp = entry.get("timestamp")
         try:
-            stamps.append(datetime.fromisoformat(str(entry.get("timestamp", ""))))
+            stamps.append(datetime.fromisoformat(stamp if isinstance(stamp, str) else ""))
         except ValueError:
             continue
     if len(stamps) < 2:
         return 0
     try:
-        return max(0, round((max(stamps) - min(stamps)).total_seconds() * 1000))
-    except TypeError:  # naive and aware timestamps mixed
+        return _int(round((max(stamps) - min(stamps)).total_seconds() * 1000))
+    except (TypeError, OverflowError):  # naive and aware timestamps mixed
         return 0
 
 
 def _unfinished(entries: list[dict[str, Any]]) -> Done:
     calls = [
-        {"tool": str(e.get("tool") or "unknown"), "args": e.get("args") or {}}
+        {"tool": _name(e.get("tool"), "unknown"),
+         "args": e["args"] if isinstance(e.get("args"), dict) else {}}
         for e in entries if e.get("type") == "tool_result"
     ]
     return Done(
         answer=UNFINISHED_MESSAGE, tool_calls=calls, total_time_ms=_elapsed_ms(entries),
         status="interrupted", error_kind="unfinished",
     )
-
-
-def _value_fits(value: Any, hint: Any) -> bool:
-    """Whether ``value`` has the JSON shape the field's annotation asks for."""
-    origin = get_origin(hint)
-    if origin is Literal:
-        return value in get_args(hint)
-    if origin in (Union, types.UnionType):
-        return any(_value_fits(value, arg) for arg in get_args(hint))
-    if hint is type(None):
-        return value is None
-    base = origin or hint
-    if base is float:
-        return isinstance(value, int | float) and not isinstance(value, bool)
-    if base is int:
-        return isinstance(value, int) and not isinstance(value, bool)
-    if base in (str, bool, list, dict):
-        return isinstance(value, base)
-    return True
-
-
-def _well_typed(event: Event) -> bool:
-    """Whether every field of a rebuilt event has the type the views expect."""
-    hints = get_type_hints(type(event))
-    return all(_value_fits(getattr(event, f.name), hints[f.name])
-               for f in dataclasses.fields(event))
 
 
 def _shown_elsewhere(kind: str, *, has_results: bool, has_init: bool) -> bool:
@@ -172,11 +161,10 @@ def replay_events(
     """The events of a recorded run, in order; skipped entries are counted in ``stats``."""
     items = [e for e in entries if isinstance(e, dict)]
     stats = stats if stats is not None else ReplayStats()
-    types = {e.get("type") for e in items}
-    has_results, has_init = "tool_result" in types, "init" in types
+    kinds = [e["type"] if isinstance(e.get("type"), str) else "" for e in items]
+    has_results, has_init = "tool_result" in kinds, "init" in kinds
     finished = False
-    for index, entry in enumerate(items):
-        kind = str(entry.get("type", ""))
+    for index, (entry, kind) in enumerate(zip(items, kinds, strict=True)):
         if kind == "init":
             yield _run_start(entry, scratchpad)
         elif kind == "tool_result":
@@ -185,7 +173,7 @@ def replay_events(
             continue
         elif kind in EVENT_TYPES:
             event = event_from_dict(entry)
-            if event is None or not _well_typed(event):
+            if event is None:
                 stats.skipped[kind] += 1
                 continue
             if isinstance(event, RunStart) and scratchpad and not event.scratchpad:
