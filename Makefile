@@ -1,29 +1,35 @@
 # Two commands for a fresh machine: `make run` and `make test`.
+# `make run` installs only what dexter needs to run; `make test` adds the dev tools.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
+DEV    := $(VENV)/.dev-installed
 
 .PHONY: run test lint typecheck bench clean
 
 $(BIN)/dexter: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e .
 	touch $(BIN)/dexter
+
+$(DEV): $(BIN)/dexter pyproject.toml
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(DEV)
 
 run: $(BIN)/dexter
 	$(BIN)/dexter $(ARGS)
 
-test: $(BIN)/dexter
+test: $(DEV)
 	$(BIN)/python -m pytest -q
 
-lint: $(BIN)/dexter
+lint: $(DEV)
 	$(BIN)/ruff check dexter tests benchmarks
 	$(BIN)/mypy
 
 typecheck: lint
 
-bench: $(BIN)/dexter
+bench: $(DEV)
 	for f in benchmarks/*.py; do $(BIN)/python $$f || exit 1; done
 
 clean:

@@ -19,6 +19,7 @@ from pydantic import BaseModel
 from rich.console import Console
 
 from dexter.agent.factory import build_session
+from dexter.agent.sessions import SessionRecord
 from dexter.config import Settings, load_settings
 from dexter.repl.app import Repl
 from dexter.testing.fakellm import FakeLLM
@@ -159,12 +160,15 @@ class Driver:
 
 @asynccontextmanager
 async def running_repl(settings: Settings, *, tools: list[Tool[Any]] | None = None,
-                       width: int = 100, fancy: bool = True) -> AsyncIterator[Driver]:
-    """A REPL on a pipe input and a recording console; quits and checks it ended."""
+                       width: int = 100, fancy: bool = True,
+                       resume: SessionRecord | None = None) -> AsyncIterator[Driver]:
+    """A REPL on a pipe input and a recording console (``resume``: reopening that saved
+    session); quits and checks it ended."""
     console = recording_console(width)
     build = functools.partial(build_session, tools=tools or [CalculatorTool()])
     with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
-        repl = Repl(settings, console=console, build=build, fancy=fancy, color=False)
+        repl = Repl(settings, console=console, build=build, fancy=fancy, color=False,
+                    resume=resume)
         task = asyncio.create_task(repl.run())
         driver = Driver(repl, pipe, console, task)
         try:

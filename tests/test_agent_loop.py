@@ -235,16 +235,33 @@ async def test_tool_round_then_answer(tmp_path: Path) -> None:
     assert {t.name for t in second.tools} >= {"calculator", "sleepy_read"}
 
 
-async def test_max_iterations_stops_with_a_message(tmp_path: Path) -> None:
-    model = ScriptedModel([AssistantMessage(tool_calls=(call("calculator", f"c{i}", expression="1+1"),))
-                           for i in range(3)])
+async def test_max_iterations_ends_with_the_best_answer_so_far(tmp_path: Path) -> None:
+    model = ScriptedModel([*(AssistantMessage(tool_calls=(call("calculator", f"c{i}",
+                                                               expression="1+1"),))
+                             for i in range(3)),
+                           AssistantMessage(text="So far: 1+1 is 2 [S1]; more was not checked.")])
+    settings = settings_for(tmp_path)
+    settings.max_iterations = 3
+    events = await collect(make_agent(tmp_path, model, settings=settings))
+    done = events[-1]
+    assert isinstance(done, Done) and done.status == "max_iterations"
+    assert done.answer == "So far: 1+1 is 2 [S1]; more was not checked."
+    assert len(model.requests) == 4  # three research steps, then one request for the answer
+    last = model.requests[-1].messages[-1]
+    assert isinstance(last, UserMessage) and "used all 3 research steps" in last.content
+
+
+async def test_max_iterations_without_a_last_answer_stops_with_a_message(tmp_path: Path) -> None:
+    model = ScriptedModel([*(AssistantMessage(tool_calls=(call("calculator", f"c{i}",
+                                                               expression="1+1"),))
+                             for i in range(3)),
+                           ProviderError("server", "The server failed.")])
     settings = settings_for(tmp_path)
     settings.max_iterations = 3
     events = await collect(make_agent(tmp_path, model, settings=settings))
     done = events[-1]
     assert isinstance(done, Done) and done.status == "max_iterations"
     assert "maximum of 3 iterations" in done.answer
-    assert len(model.requests) == 3
 
 
 async def test_provider_error_ends_the_run_with_its_message(tmp_path: Path) -> None:

@@ -140,14 +140,18 @@ def test_rate_limit_is_retried_then_answers(fake: FakeLLM, tmp_path: Path) -> No
     assert result.events[-1]["answer"] == "Done after a retry."
 
 
-def test_max_iterations_ends_with_a_clear_message(fake: FakeLLM, tmp_path: Path) -> None:
+def test_max_iterations_ends_with_the_best_answer_and_says_so(fake: FakeLLM,
+                                                               tmp_path: Path) -> None:
     for i in range(2):
         fake.enqueue(Reply(tool_calls=[ToolCallSpec("calculator", {"expression": f"{i}+1"})]))
+    fake.enqueue(Reply(text="What I have: 0+1 is 1 [S1] and 1+1 is 2 [S2]."))
     result = run_cli(["ask", "--max-iterations", "2", "loop forever"], cwd=tmp_path,
                      env=cli_env(fake, tmp_path))
     assert result.code == 1
-    assert "maximum of 2 iterations" in result.stdout
-    assert len(fake.requests) == 2
+    assert "What I have: 0+1 is 1 [S1] and 1+1 is 2 [S2]." in result.stdout
+    assert "iteration limit (2)" in result.stdout
+    assert len(fake.requests) == 3
+    assert "used all 2 research steps" in json.dumps(fake.requests[-1].body)
 
 
 def test_bad_tool_calls_become_results_the_model_can_fix(fake: FakeLLM, tmp_path: Path) -> None:

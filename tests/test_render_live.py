@@ -11,6 +11,7 @@ import pytest
 from rich.console import Console
 
 from dexter.events import (
+    AnswerDelta,
     Compaction,
     Done,
     Event,
@@ -58,6 +59,13 @@ def play(con: Console, events: list[Event], clock: Clock | None = None) -> LiveR
 
 def text_lines(con: Console) -> list[str]:
     return [line.rstrip() for line in con.export_text().splitlines()]
+
+
+def render_text(renderable: object) -> str:
+    """What ``renderable`` looks like on a 100-column terminal, as plain text."""
+    con = console()
+    con.print(renderable)
+    return con.export_text()
 
 
 def refresh_threads() -> list[threading.Thread]:
@@ -228,17 +236,43 @@ def test_paused_takes_the_region_off_screen_and_brings_it_back() -> None:
     assert not renderer.is_live
 
 
-@pytest.mark.parametrize(("status", "text"), [
-    ("error", "Error: The OpenAI key in OPENAI_API_KEY was rejected."),
-    ("interrupted", "Interrupted: The OpenAI key in OPENAI_API_KEY was rejected."),
+@pytest.mark.parametrize(("status", "answer", "text"), [
+    ("error", "The OpenAI key in OPENAI_API_KEY was rejected.",
+     "Error: The OpenAI key in OPENAI_API_KEY was rejected."),
+    ("interrupted", "Interrupted by the user.", "Interrupted: Interrupted by the user."),
 ])
-def test_failed_run_shows_the_error_instead_of_an_answer(status: str, text: str) -> None:
+def test_failed_run_shows_the_error_instead_of_an_answer(status: str, answer: str,
+                                                          text: str) -> None:
     con = console()
     play(con, [RunStart("q", "m", "p"),
-               Done("The OpenAI key in OPENAI_API_KEY was rejected.", status=status,  # type: ignore[arg-type]
+               Done(answer, status=status,  # type: ignore[arg-type]
                     total_time_ms=1_500)])
     lines = [line for line in text_lines(con) if line]
     assert lines[-2:] == [text, "✻ 1s"]
+
+
+def test_a_replayed_interrupted_answer_shows_what_was_written() -> None:
+    con = console()
+    play(con, [RunStart("q", "m", "p"),
+               Done("Revenue rose in each of", status="interrupted", total_time_ms=1_500)])
+    lines = [line for line in text_lines(con) if line]
+    assert lines[-3:] == ["Revenue rose in each of", "Interrupted: Interrupted by the user.",
+                          "✻ 1s"]
+
+
+def test_the_answer_streams_under_the_rows_and_stays_when_interrupted() -> None:
+    con = console(terminal=True)
+    renderer = LiveRenderer(con, live=False)
+    renderer.handle(RunStart("q", "m", "p"))
+    renderer.handle(AnswerDelta("Let me look."))
+    renderer.handle(ToolStart("calculator", {"expression": "1+1"}, "c1"))
+    renderer.handle(AnswerDelta("Revenue **rose** in each"))
+    renderer.handle(AnswerDelta(" quarter"))
+    region = render_text(renderer.live_region())
+    assert "Revenue rose in each quarter" in region  # rendered as markdown, not as source
+    assert "Let me look." not in region  # the text before the tool call was a plan
+    renderer.close()  # Esc / Ctrl-C
+    assert "Revenue rose in each quarter" in "\n".join(text_lines(con))
 
 
 def test_events_outside_a_run_are_printed_without_a_working_line() -> None:

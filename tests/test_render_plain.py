@@ -118,14 +118,27 @@ def test_done_prints_answer_as_is_then_stats_last() -> None:
     assert out.rstrip("\n").splitlines()[-1] == "✻ 3s · 1 iteration"
 
 
-@pytest.mark.parametrize(("status", "label"), [
-    ("error", "Error"), ("max_iterations", "Error"), ("interrupted", "Interrupted"),
-])
-def test_failed_run_prints_error_instead_of_answer(status: str, label: str) -> None:
-    out = render(Done("Reached the maximum of 10 iterations.", status=status,  # type: ignore[arg-type]
+def test_a_run_stopped_at_the_limit_shows_its_answer_and_why() -> None:
+    out = render(Done("Best so far: revenue rose.", status="max_iterations", iterations=10,
                       total_time_ms=5_000))
-    assert f"{label}: Reached the maximum of 10 iterations." in out
+    assert "Best so far: revenue rose." in out
+    assert "⚠ Stopped at the iteration limit (10): the answer uses what was gathered." in out
+
+
+@pytest.mark.parametrize(("status", "answer", "shown"), [
+    ("error", "The server failed.", "Error: The server failed."),
+    ("interrupted", "Interrupted by the user.", "Interrupted: Interrupted by the user."),
+])
+def test_failed_run_prints_error_instead_of_answer(status: str, answer: str, shown: str) -> None:
+    out = render(Done(answer, status=status,  # type: ignore[arg-type]
+                      total_time_ms=5_000))
+    assert shown in out
     assert out.rstrip("\n").splitlines()[-1] == "✻ 5s"
+
+
+def test_an_interrupted_answer_shows_what_it_had_written() -> None:
+    out = render(Done("Revenue rose in each of", status="interrupted", total_time_ms=5_000))
+    assert "Revenue rose in each of\n\nInterrupted: Interrupted by the user." in out
 
 
 def test_full_sample_run_has_no_ansi_codes_and_ends_with_stats() -> None:

@@ -68,6 +68,57 @@ def test_ask_see_the_answer_and_quit_in_a_terminal(fake: FakeLLM, tmp_path: Path
     fake.assert_no_violations()
 
 
+STREAMED = "Revenue rose in every quarter of the year, led by the data-center segment."
+
+
+def test_the_answer_streams_and_esc_keeps_what_was_written(fake: FakeLLM, tmp_path: Path) -> None:
+    stall = Stall(after_chunks=5, reply=Reply(text=STREAMED, chunk_size=8))
+    fake.enqueue(stall)
+    child = spawn(fake, tmp_path, NO_COLOR="1")
+    try:
+        child.expect("❯")
+        child.send("how did revenue do?\r")
+        assert stall.reached.wait(20)
+        child.expect("Revenue rose in every")  # on screen while the model is still writing
+        child.send("\x1b")
+        child.expect("Interrupted · what should dexter do instead\\?")
+        child.sendcontrol("d")
+        child.expect(pexpect.EOF)
+    finally:
+        stall.gate.set()
+        child.close(force=True)
+    [pad] = tmp_path.glob("scratchpads/*.jsonl")
+    done = json.loads(pad.read_text(encoding="utf-8").splitlines()[-1])
+    assert done["type"] == "done" and done["status"] == "interrupted"
+    assert done["answer"].startswith("Revenue rose in every")  # the partial answer is kept
+    replay = run_cli(["replay", str(pad)], cwd=tmp_path, env=cli_env(fake, tmp_path))
+    assert "Revenue rose in every" in replay.stdout and "Interrupted" in replay.stdout
+
+
+def test_ask_streams_in_a_terminal_and_ctrl_c_keeps_the_partial_answer(
+        fake: FakeLLM, tmp_path: Path) -> None:
+    stall = Stall(after_chunks=5, reply=Reply(text=STREAMED, chunk_size=8))
+    fake.enqueue(stall)
+    env = cli_env(fake, tmp_path, TERM="xterm-256color", DEXTER_MODEL="gpt-4.1")
+    child = pexpect.spawn(sys.executable, ["-m", "dexter", "ask", "how did revenue do?"],
+                          cwd=str(tmp_path), env=env, dimensions=(30, 100), encoding="utf-8",
+                          timeout=20)
+    try:
+        assert stall.reached.wait(20)
+        child.expect("Revenue rose in every")
+        child.sendintr()
+        child.expect("Interrupted")
+        child.expect(pexpect.EOF)
+    finally:
+        stall.gate.set()
+        child.close(force=True)
+    assert child.exitstatus == 130
+    [pad] = tmp_path.glob("scratchpads/*.jsonl")
+    done = json.loads(pad.read_text(encoding="utf-8").splitlines()[-1])
+    assert (done["type"], done["status"]) == ("done", "interrupted")
+    assert done["answer"].startswith("Revenue rose in every")
+
+
 def test_interrupt_then_ctrl_d_in_a_terminal(fake: FakeLLM, tmp_path: Path) -> None:
     stall = Stall(after_chunks=2, reply=Reply(text="A very long report that never ends."))
     fake.enqueue(stall, Reply(text="Short answer instead."))

@@ -7,13 +7,15 @@ from pathlib import Path
 from dexter.frontend import EXIT_USAGE, CliError, print_error, settings_for, stdout_console
 
 
-def run_memory(action: str, config: Path | None, arg: str = "") -> int:
-    """Run one memory subcommand; returns the exit code."""
+def run_memory(action: str, config: Path | None, arg: str = "", *,
+               no_memory: bool = False) -> int:
+    """Run one memory subcommand; returns the exit code. ``no_memory`` (``dexter
+    --no-memory memory ...``) turns memory off, as for every other command."""
     from dexter.memory import cli as memory_cli
     from dexter.memory.manager import MemoryManager
 
     try:
-        settings = settings_for(config)
+        settings = settings_for(config, **({"memory.enabled": False} if no_memory else {}))
     except CliError as exc:
         print_error(str(exc))
         return EXIT_USAGE

@@ -103,6 +103,14 @@ def answer_markdown_text(done: Done) -> str:
     return f"{body}\n\n{sources}" if sources else body
 
 
+def limit_line(done: Done) -> str:
+    """The warning under an answer written at the iteration limit ('' otherwise)."""
+    if done.status != "max_iterations":
+        return ""
+    return (f"⚠ Stopped at the iteration limit ({done.iterations}): the answer uses what "
+            "was gathered.")
+
+
 def answer_document(done: Done, question: str, when: str) -> str:
     """The ``--output`` markdown file: the question, the date, the answer, its sources and
     the verification line."""

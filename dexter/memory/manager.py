@@ -40,6 +40,7 @@ from dexter.memory.store import (
 )
 from dexter.memory.sync import sync_index
 from dexter.memory.tokens import estimate_tokens
+from dexter.secrets import scrub
 
 SearchMode = Literal["hybrid", "keyword"]
 UpdateAction = Literal["append", "edit", "delete"]
@@ -222,8 +223,12 @@ class MemoryManager:
     def _status(self, available: bool, reason: str, files: int,
                 counts: IndexCounts | None = None, fts: bool = True) -> MemoryStatus:
         counts = counts or IndexCounts(0, 0, 0, 0)
+        # hybrid only when vectors exist (or may still be made): a source that failed and
+        # left no vector is keyword search, whatever the retry timer says
+        mode: SearchMode = "keyword" if (self._embed.error and counts.embedded == 0) \
+            else self._mode()
         return MemoryStatus(
-            available=available, reason=reason, mode=self._mode(), files=files,
+            available=available, reason=reason, mode=mode, files=files,
             chunks=counts.chunks, embedding_provider=self._embedder.provider if self._embedder else "",
             embedding_model=self._model() or "", memory_dir=str(self.memory_dir),
             index_path=str(self.index_path), embedded_chunks=counts.embedded,
@@ -308,7 +313,7 @@ class MemoryManager:
         except (sqlite3.Error, OSError):
             raise
         except Exception as exc:  # a broken embedding source must not break a search
-            self._embedding_failed(f"unexpected {type(exc).__name__}")
+            self._embedding_failed(_unexpected(exc))
         else:
             self._embed.error = ""
         finally:
@@ -324,7 +329,7 @@ class MemoryManager:
             self._embedding_failed(str(exc))
             return None
         except Exception as exc:  # see _embed_missing
-            self._embedding_failed(f"unexpected {type(exc).__name__}")
+            self._embedding_failed(_unexpected(exc))
             return None
         return normalize(vectors[0]) if vectors else None
 
@@ -382,6 +387,11 @@ class MemoryManager:
         if action == "append":
             if not content or not content.strip():
                 raise ValueError("append needs 'content': the text to add.")
+            existing = self.store.read(file, today) or ""
+            if _fact_key(content) in {_fact_key(line) for line in existing.splitlines()} or (
+                    "\n" in content.strip() and _fact_key(content) in _fact_key(existing)):
+                name = self.store.path(file, today).name
+                return WriteResult(name, f"Already remembered in {name}; nothing added.")
             return self.store.append(file, content, today)
         if action == "edit":
             if not old_text:
@@ -470,3 +480,14 @@ def _when(timestamp: float) -> str:
 
 
 __all__ = ["MemoryManager", "MemoryOff", "MemoryStatus", "MemoryText", "Recall", "SearchOutcome"]
+
+
+def _fact_key(text: str) -> str:
+    """A fact as compared for duplicates: case, spacing and a leading bullet ignored."""
+    return " ".join(text.strip().lstrip("-*• ").split()).casefold().rstrip(".")
+
+
+def _unexpected(exc: Exception) -> str:
+    """An embedding failure nobody classified, with what it said (scrubbed, one line)."""
+    detail = " ".join(scrub(str(exc)).split())[:200]
+    return f"unexpected {type(exc).__name__}" + (f": {detail}" if detail else "")

@@ -29,6 +29,7 @@ from rich.table import Table
 from rich.text import Text
 
 from dexter.events import (
+    INTERRUPTED_TEXT,
     AnswerDelta,
     Compaction,
     Done,
@@ -45,8 +46,9 @@ from dexter.events import (
     ToolLimit,
     ToolProgress,
     ToolStart,
+    Verification,
 )
-from dexter.evidence.report import answer_markdown_text, verification_line
+from dexter.evidence.report import answer_markdown_text, limit_line, verification_line
 from dexter.render.format import (
     SUBAGENT_TOOL,
     SubagentProgress,
@@ -272,6 +274,9 @@ class LiveRenderer:
         self._verb = self._rng.choice(VERBS)
         self._activity = ""
         self._running = False
+        self._answer = ""
+        """The answer text streamed so far in this model call (shown under the rows)."""
+        self._answer_view: tuple[int, RenderableType] | None = None
 
     @property
     def is_live(self) -> bool:
@@ -301,9 +306,20 @@ class LiveRenderer:
             lines: list[RenderableType] = []
             for block in _blocks(self._rows):
                 lines.extend(_block_renderables(block, blink_on))
+            if self._answer.strip():
+                lines.append(self._streamed_answer())
             if self._running:
                 lines.append(self._working_line(now))
             return lines
+
+    def _streamed_answer(self) -> RenderableType:
+        """The answer so far as markdown: its last lines that fit above the working line.
+        Parsed once per change of the text, not at every redraw."""
+        if self._answer_view is None or self._answer_view[0] != len(self._answer):
+            room = max(self._console.size.height - 6, 4)
+            tail = "\n".join(self._answer.strip().splitlines()[-room:])
+            self._answer_view = (len(self._answer), answer_markdown(tail))
+        return self._answer_view[1]
 
     def live_region(self) -> Group:
         """The live region as it would be drawn now (running tool rows and working line)."""
@@ -429,6 +445,16 @@ class LiveRenderer:
 
     def _handle_tool_or_text(self, event: Event) -> None:
         match event:
+            case AnswerDelta(text=text):
+                with self._lock:
+                    self._answer += text
+                return
+            case ToolStart() | Thinking() | Verification():
+                # text streamed before tool calls was the model's plan (shown as thinking),
+                # and a checked answer is sent back: neither is the answer
+                with self._lock:
+                    self._answer = ""
+        match event:
             case Thinking(message=message):
                 if message.strip():
                     self._print_apart(Text(thinking_text(message), style=MUTED))
@@ -507,12 +533,16 @@ class LiveRenderer:
             self._last_tool = None
         self._stop_live()
         self._print(Text())
-        if done.status == "ok":
+        if done.status in ("ok", "max_iterations"):
             answer = answer_markdown_text(done)
             self._print(answer_markdown(answer) if answer else Text("(no answer)", style=MUTED))
-            line = verification_line(done.verification)
-            if line:
-                self._print(Text(), Text(line, style=WARNING if "⚠" in line else MUTED))
+            for line in (verification_line(done.verification), limit_line(done)):
+                if line:
+                    self._print(Text(), Text(line, style=WARNING if "⚠" in line else MUTED))
+        elif done.status == "interrupted" and done.answer.strip() not in ("", INTERRUPTED_TEXT):
+            # a replayed run cut short while answering: the text it had written so far
+            self._print(answer_markdown(done.answer.strip()), Text(),
+                        Text(f"{status_label(done)}: {INTERRUPTED_TEXT}", style=WARNING))
         else:
             style = WARNING if done.status == "interrupted" else ERROR
             message = done.answer.strip() or "the run did not finish"
@@ -530,4 +560,7 @@ class LiveRenderer:
         finally:
             with self._lock:
                 self._running = False
+                partial, self._answer = self._answer.strip(), ""
             self._stop_live()
+            if partial:
+                self._print(Text(), answer_markdown(partial))

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import IO
 
 from dexter.events import (
+    INTERRUPTED_TEXT,
     Done,
     Event,
     RunStart,
@@ -24,7 +25,7 @@ from dexter.events import (
     ToolProgress,
     ToolStart,
 )
-from dexter.evidence.report import answer_markdown_text, verification_line
+from dexter.evidence.report import answer_markdown_text, limit_line, verification_line
 from dexter.render.format import (
     SUBAGENT_TOOL,
     SubagentProgress,
@@ -129,12 +130,16 @@ class PlainRenderer:
 
     def _done(self, done: Done) -> None:
         self._line()
-        if done.status == "ok":
+        if done.status in ("ok", "max_iterations"):
             self._line(answer_markdown_text(done) or "(no answer)")
-            line = verification_line(done.verification)
-            if line:
-                self._line()
-                self._line(line)
+            for line in (verification_line(done.verification), limit_line(done)):
+                if line:
+                    self._line()
+                    self._line(line)
+        elif done.status == "interrupted" and done.answer.strip() not in ("", INTERRUPTED_TEXT):
+            self._line(done.answer.strip())  # what the answer had said when it was cut short
+            self._line()
+            self._line(f"{status_label(done)}: {INTERRUPTED_TEXT}")
         else:
             self._line(f"{status_label(done)}: {done.answer.strip() or 'the run did not finish'}")
         self._line()

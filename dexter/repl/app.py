@@ -47,6 +47,7 @@ from dexter.agent.conversation import Conversation
 from dexter.agent.factory import Session, build_session
 from dexter.agent.loop import Agent
 from dexter.agent.queue import MessageQueue
+from dexter.agent.sessions import SessionRecord, resume_line
 from dexter.config import Settings
 from dexter.messages import Message
 from dexter.providers.registry import ModelInfo
@@ -60,7 +61,7 @@ from dexter.repl.dialog_host import DialogHost
 from dexter.repl.handlers import argument_values, build_registry
 from dexter.repl.session import ReplSession, RunRenderer, SessionBuilder
 from dexter.repl.terminal import ConsoleStream, Terminal, quiet_cancelled
-from dexter.repl.view import ERROR, MUTED, WARNING, ToolbarState, intro
+from dexter.repl.view import ERROR, MUTED, WARNING, ToolbarState, history_view, intro
 
 EXIT_WORDS = frozenset({"exit", "quit", "/exit", "/quit"})
 BUSY_MESSAGE = "busy, try after this run (esc interrupts it)"
@@ -83,6 +84,7 @@ class Repl:
         handle_sigint: bool = False,
         history_path: Path | None = None,
         clock: Callable[[], float] = time.monotonic,
+        resume: SessionRecord | None = None,
     ) -> None:
         self.console = console
         self.fancy = fancy
@@ -101,7 +103,8 @@ class Repl:
         self.core = ReplSession(
             settings, self, new_renderer=self._new_renderer, build=build,
             approver=self.dialogs.approve, interactive=interactive,
-            request_user_input=self.dialogs.request_user_input if interactive else None)
+            request_user_input=self.dialogs.request_user_input if interactive else None,
+            resume=resume)
 
     # -- the session's state (what the handlers see, see ReplLike) ----------------------------
 
@@ -161,6 +164,17 @@ class Repl:
     async def rebuild(self) -> bool:
         """Rebuild the agent after a settings change (model, search provider, rules)."""
         return await self.core.rebuild()
+
+    def new_session(self) -> None:
+        """Go on in a new saved session (after ``/clear``); the old one stays resumable."""
+        self.core.new_session()
+
+    def _show_resumed(self) -> None:
+        """For a resumed session: one line saying so, then its earlier turns."""
+        if self.core.resumed:
+            self.print(resume_line(self.core.record, self.model_label()), style=MUTED)
+            conversation = self.conversation
+            self.print(history_view(conversation.turns, conversation.summary))
 
     def model_label(self) -> str:
         """The model name for the toolbar and views."""
@@ -323,6 +337,7 @@ class Repl:
             self.open_session()
             self.context_tokens = self.estimate_next_request()
             self.print(intro(self.core.intro_info("esc" if self.fancy else "ctrl+c")))
+            self._show_resumed()
             self.terminal.open(ReplCompleter(self.registry, self._argument_values))
             try:
                 while not self.quitting:
@@ -430,6 +445,7 @@ class Repl:
         self.open_session()
         if self.problem:
             self.warn(self.problem)
+        self._show_resumed()
         failed = False
         try:
             while not self.quitting:

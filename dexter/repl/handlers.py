@@ -121,8 +121,11 @@ async def context_command(repl: ReplLike, _arg: str) -> None:
 
 
 async def clear_command(repl: ReplLike, _arg: str) -> None:
-    """``/clear``: forget the conversation (the model's history too) and clear the screen."""
+    """``/clear``: forget the conversation (the model's history too) and clear the screen.
+
+    What follows is a new saved session; the cleared one can still be resumed."""
     repl.conversation.clear()
+    repl.new_session()
     repl.queue.clear()
     repl.context_tokens = repl.estimate_next_request()
     if repl.fancy:

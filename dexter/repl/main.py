@@ -13,11 +13,13 @@ from dexter.repl.settings_store import apply_saved_choices
 DUMB_TERMINALS = frozenset({"dumb", "unknown", "emacs"})
 
 
-def start(*, model: str | None, config: Path | None, no_memory: bool) -> int:
+def start(*, model: str | None, config: Path | None, no_memory: bool,
+          continue_: bool = False, resume: str | None = None) -> int:
     """Open the session; returns the exit code.
 
     On a terminal: the prompt-toolkit REPL (plain lines on a dumb terminal). When stdin or
-    stdout is not a terminal: one question per input line, plain output.
+    stdout is not a terminal: one question per input line, plain output. ``continue_``
+    reopens the latest saved session, ``resume`` the one with that id (``""``: pick one).
     """
     from rich.console import Console
 
@@ -30,11 +32,24 @@ def start(*, model: str | None, config: Path | None, no_memory: bool) -> int:
         print_error(str(exc))
         return EXIT_USAGE
     apply_saved_choices(settings, model_flag=model)
+    record = None
+    if continue_ or resume is not None:
+        from dexter.repl.resume import ResumeError, choose_session
+
+        try:
+            record = choose_session(settings, latest=continue_, prefix=resume, model_flag=model)
+        except ResumeError as exc:
+            print_error(str(exc))
+            return EXIT_USAGE
+        if record is None:
+            sys.stderr.write("No session chosen.\n")
+            return 0
     try:
         if not (sys.stdin.isatty() and sys.stdout.isatty()):
             console = Console(force_terminal=False, color_system=None, highlight=False,
                               soft_wrap=True)
-            repl = Repl(settings, console=console, fancy=False, color=False, interactive=False)
+            repl = Repl(settings, console=console, fancy=False, color=False, interactive=False,
+                        resume=record)
             return asyncio.run(repl.run_lines(sys.stdin))
         dumb = os.environ.get("TERM", "").lower() in DUMB_TERMINALS
         color = not dumb and not os.environ.get("NO_COLOR")
@@ -42,7 +57,7 @@ def start(*, model: str | None, config: Path | None, no_memory: bool) -> int:
         # A dumb terminal has no prompt open while anything prints (see Repl._follow_run),
         # and patch_stdout's delayed writes would land after the next prompt there.
         repl = Repl(settings, console=console, fancy=not dumb, color=color,
-                    use_patch_stdout=not dumb, handle_sigint=True)
+                    use_patch_stdout=not dumb, handle_sigint=True, resume=record)
         return asyncio.run(repl.run())
     except KeyboardInterrupt:
         sys.stderr.write("\nInterrupted.\n")

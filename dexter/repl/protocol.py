@@ -109,3 +109,6 @@ class ReplLike(Output, Protocol):
 
     def request_quit(self) -> None:
         """Leave the session."""
+
+    def new_session(self) -> None:
+        """Go on in a new saved session (the old one stays resumable)."""

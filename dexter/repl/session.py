@@ -21,9 +21,10 @@ from dexter.agent.executor import Approver
 from dexter.agent.factory import Session, build_session, shell_notice
 from dexter.agent.loop import Agent
 from dexter.agent.queue import MessageQueue
+from dexter.agent.sessions import SessionError, SessionRecord, SessionStore
 from dexter.config import ConfigError, Settings
 from dexter.context.tokens import estimate_message_tokens, estimate_tool_specs_tokens
-from dexter.events import Done, Event, MemoryRecalled, ToolEnd, ToolProgress, ToolStart
+from dexter.events import Done, Event, MemoryRecalled, RunStart, ToolEnd, ToolProgress, ToolStart
 from dexter.messages import Message, SystemMessage
 from dexter.providers.base import ToolSpec
 from dexter.providers.registry import ModelInfo, api_key_for, resolve_model
@@ -83,11 +84,16 @@ class ReplSession:
         request_user_input: UserInputFn | None,
         build: SessionBuilder = build_session,
         interactive: bool = True,
+        resume: SessionRecord | None = None,
     ) -> None:
         self.settings = settings
         self.out = out
         self.queue = MessageQueue()
-        self.conversation = Conversation()
+        self.sessions = SessionStore(settings.home_path)
+        self.record = resume if resume is not None else self.sessions.new(settings.model)
+        """The saved session this REPL writes after every turn (a resumed one, or new)."""
+        self.resumed = resume is not None
+        self.conversation: Conversation = self.record.conversation
         self.costs = CostTracker()
         self.session: Session | None = None
         self.problem = ""
@@ -158,9 +164,29 @@ class ReplSession:
         return ok
 
     async def aclose(self) -> None:
-        """End the session: cancel pending summaries, close the model clients."""
+        """End the session: cancel pending summaries, save it, close the model clients."""
         await self.conversation.aclose()
+        self.save_session()
         await close_session(self.session)
+
+    # -- the saved session ------------------------------------------------------------------
+
+    def save_session(self) -> None:
+        """Save the conversation to its session file (a problem is a note, never fatal)."""
+        if not self.record.worth_saving():
+            return
+        try:
+            notice = self.sessions.save(self.record)
+        except SessionError as exc:
+            self.out.note(str(exc))
+            return
+        if notice:
+            self.out.note(notice)
+
+    def new_session(self) -> None:
+        """Go on in a new saved session (after ``/clear``); the old one stays resumable."""
+        self.record = self.sessions.new(self.settings.model, self.conversation)
+        self.resumed = False
 
     # -- what the views show ------------------------------------------------------------------
 
@@ -222,6 +248,8 @@ class ReplSession:
             async for event in agent.run(query, self.conversation):
                 if isinstance(event, Done):
                     done = event
+                elif isinstance(event, RunStart):
+                    self.record.note_run(model=self.settings.model, scratchpad=event.scratchpad)
                 if not shown_elsewhere(event):
                     renderer.handle(scrub_value(clean_value(event)))
         except asyncio.CancelledError:
@@ -233,15 +261,18 @@ class ReplSession:
                 task.uncancel()
             renderer.close()
             self._record_interrupt(agent)
+            self.save_session()
             return "interrupted"
         except Exception as exc:  # a bug in a stage must not end the session
             renderer.close()
             self.out.error(f"The run failed unexpectedly: {type(exc).__name__}: {exc}")
+            self.save_session()
             return "error"
         finally:
             self.renderer = None
         if done is None:
             self.out.error("The run ended without an answer.")
+            self.save_session()
             return "error"
         if isinstance(renderer, PlainRenderer) and price is not None:
             cost = usage_cost(done.token_usage, price)
@@ -255,14 +286,24 @@ class ReplSession:
         agent = self.agent
         if turn is not None:
             # the answer is on screen by now; its summary is written in the background
-            self.conversation.summarize_later(
+            # (and saved with the session when it is ready)
+            task = self.conversation.summarize_later(
                 turn, agent.setup.fast_model if agent is not None else None)
+            if task is not None:
+                record = self.record
+                task.add_done_callback(lambda _task: self._save_summary(record))
             if done.status == "ok":
                 problem = append_session_log(self.settings.home_path, turn)
                 if problem:
                     self.out.note(problem)
         self.costs.add(self.settings.model, done.token_usage, price)
         self.context_tokens = done.context_tokens
+        self.save_session()
+
+    def _save_summary(self, record: SessionRecord) -> None:
+        """A turn's summary is ready: save it, unless the session changed meanwhile."""
+        if record is self.record:
+            self.save_session()
 
     def _record_interrupt(self, agent: Agent) -> None:
         """Say so; the run kept its repaired transcript as the turn and wrote the record."""
