@@ -608,3 +608,21 @@ async def test_the_repl_shows_sources_marks_and_the_check(fake_llm: FakeLLM,
     assert "[S1] read_file: aapl.txt · aapl.txt" in text  # the Sources section
     assert "⚠ 1 of 2 figures are in no source (marked ⚠)." in text
     assert len(fake_llm.requests_for("openai")) == 3
+
+
+async def test_budget_sets_a_session_limit_that_stops_the_next_run(fake_llm: FakeLLM,
+                                                                   tmp_path: Path) -> None:
+    fake_llm.enqueue(Reply(text="First.", usage=Usage(100_000, 1_000)),
+                     Reply(text="Second, never sent."))
+    async with running_repl(make_settings(tmp_path)) as d:
+        d.line("/budget 0.21")
+        await d.wait_for("Budget for this session: $0.21")
+        await d.ask("one", "First.")  # $0.208 spent: the next request would pass $0.21
+        d.line("two")
+        await d.wait_for("past the budget of $0.21")
+        await d.wait_idle()
+        d.line("/budget")
+        await d.wait_for("spent $0.21")
+        d.line("/budget lots")
+        await d.wait_for("Usage: /budget")
+    assert len(fake_llm.requests_for("openai")) == 1

@@ -333,8 +333,9 @@ def stats_line(done: Done) -> str:
 
 
 def status_label(done: Done) -> str:
-    """The prefix for a run that ended without an answer: ``Error`` or ``Interrupted``."""
-    return "Interrupted" if done.status == "interrupted" else "Error"
+    """The prefix for a run that ended without an answer: ``Error``, ``Interrupted``, or
+    ``Stopped`` (a spending limit)."""
+    return {"interrupted": "Interrupted", "budget": "Stopped"}.get(done.status, "Error")
 
 
 def reduction_percent(before: int, after: int) -> int:
