@@ -122,6 +122,8 @@ class Settings:
     max_output_tokens: int = 8_192
     max_retries: int = 3
     request_timeout: float = 600.0
+    connect_timeout: float = 10.0
+    first_byte_timeout: float = 120.0
     home: str = ".dexter"
     scratchpad_dir: str = "scratchpads"
     trace: bool = False
@@ -187,6 +189,8 @@ RANGES: dict[str, Range] = {
     "max_output_tokens": Range(1, 1_000_000, "tokens"),
     "max_retries": Range(0, 20),
     "request_timeout": Range(0.1, 3_600, "seconds"),
+    "connect_timeout": Range(0.1, 600, "seconds"),
+    "first_byte_timeout": Range(0.1, 3_600, "seconds"),
     "context.context_window": Range(1_024, 100_000_000, "tokens", zero="the model table"),
     "context.max_tool_result_chars": Range(100, 100_000_000, "characters"),
     "context.preview_chars": Range(0, 1_000_000, "characters"),

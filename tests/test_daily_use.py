@@ -4,6 +4,7 @@ odd embedding failure says what happened, and --output writes only where it shou
 from __future__ import annotations
 
 import asyncio
+import json
 from datetime import datetime
 from pathlib import Path
 
@@ -94,3 +95,18 @@ def test_ask_refuses_a_deep_missing_output_folder_before_asking(tmp_path: Path) 
                          env=cli_env(fake, tmp_path))
         assert result.code == 2 and "does not exist" in result.stderr
         assert not fake.requests and not (tmp_path / "a").exists()
+
+
+@pytest.mark.e2e
+def test_a_huge_pasted_question_is_saved_and_sent_as_its_start(tmp_path: Path) -> None:
+    question = "Summarize this filing text. " + "Revenue grew in the quarter. " * 2_000
+    with FakeLLM() as fake:
+        fake.enqueue(Reply(text="It says revenue grew."))
+        result = run_cli(["ask", "--json", question], cwd=tmp_path,
+                         env=cli_env(fake, tmp_path, DEXTER_CONTEXT_CONTEXT_WINDOW="40000"))
+        assert result.code == 0, result.stderr
+        sent = json.dumps(fake.requests[0].body)
+    assert len(sent) < 20_000  # the start of the question and where the rest is
+    assert "The question is too long for the context" in sent
+    [saved] = (tmp_path / ".dexter" / "tool-results").glob("question-*.txt")
+    assert saved.read_text(encoding="utf-8") == question

@@ -175,3 +175,25 @@ def _write_unique(store_dir: Path, stem: str, content: str) -> Path:
             raise
         return path.resolve()
     raise OSError(f"too many saved results named {stem}")
+
+
+def fit_question(question: str, max_tokens: int, preview_chars: int,
+                 store_dir: Path) -> str:
+    """``question`` as the model may receive it: whole when its estimated tokens fit in
+    ``max_tokens``; else saved whole to ``store_dir`` and replaced by its start and the
+    path to read the rest from (a huge paste must not overflow the first request)."""
+    from dexter.context.tokens import estimate_text_tokens
+
+    if max_tokens <= 0 or estimate_text_tokens(question) <= max_tokens:
+        return question
+    stem = "question-" + hashlib.md5(question.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    preview = question[:preview_chars]
+    try:
+        path = _write_unique(store_dir, stem, question)
+    except OSError as exc:
+        reason = exc.strerror or str(exc) or type(exc).__name__
+        return (f"[The question is too long for the context ({len(question):,} characters) and "
+                f"could not be saved ({reason}); only its start is below.]\n\n{preview}")
+    return (f"[The question is too long for the context ({len(question):,} characters). Its "
+            f"full text is saved to {path}: read the parts you need with read_file "
+            f"(offset/limit).]\n\nStart of the question:\n{preview}")

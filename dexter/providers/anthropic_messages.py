@@ -22,8 +22,14 @@ from dexter.messages import (
     ToolResultMessage,
     Usage,
 )
-from dexter.providers.adapter import SDKChatModel
-from dexter.providers.base import ModelRequest, ModelResponse, StreamChunk, ToolSpec
+from dexter.providers.adapter import SDKChatModel, http_timeout
+from dexter.providers.base import (
+    CallTimeouts,
+    ModelRequest,
+    ModelResponse,
+    StreamChunk,
+    ToolSpec,
+)
 from dexter.providers.common import field_of, parse_tool_arguments, system_text
 from dexter.providers.errors import ProviderError
 from dexter.text import clean, clean_value
@@ -344,10 +350,11 @@ class AnthropicModel(SDKChatModel):
     _client: AsyncAnthropic
 
     @classmethod
-    def _new_client(cls, api_key: str, base_url: str, timeout: float) -> AsyncAnthropic:
-        from anthropic import AsyncAnthropic
+    def _new_client(cls, api_key: str, base_url: str, timeouts: CallTimeouts) -> AsyncAnthropic:
+        from anthropic import AsyncAnthropic, Timeout
 
-        return AsyncAnthropic(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout)
+        return AsyncAnthropic(api_key=api_key, base_url=base_url, max_retries=0,
+                              timeout=http_timeout(Timeout, timeouts))
 
     def _accumulator(self) -> AnthropicStreamAccumulator:
         return AnthropicStreamAccumulator()
@@ -356,5 +363,9 @@ class AnthropicModel(SDKChatModel):
         return await self._client.messages.create(**request_params(request, self._model), stream=True)
 
     async def _blocking(self, request: ModelRequest) -> ModelResponse:
-        message = await self._client.messages.create(**request_params(request, self._model))
+        from anthropic import Timeout
+
+        timeout = http_timeout(Timeout, self._timeouts, blocking=True)
+        message = await self._client.messages.create(**request_params(request, self._model),
+                                                     timeout=timeout)
         return response_from_message(message)

@@ -59,6 +59,28 @@ class ModelResponse:
     model: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class CallTimeouts:
+    """How long one model call may take, in seconds (the ``*_timeout`` settings).
+
+    ``connect``: to open the connection. ``first_byte``: from sending the request to the
+    first piece of a streamed reply (keep-alive comments and pings do not count), and the
+    longest silence between two reads. ``total``: the whole call, stream included, however
+    busy the server keeps the line. A blocking call has only ``connect`` and ``total``
+    (its reply comes whole, at the end).
+    """
+
+    connect: float = 10.0
+    first_byte: float = 120.0
+    total: float = 600.0
+
+    @classmethod
+    def within(cls, total: float) -> CallTimeouts:
+        """The defaults, none longer than ``total`` (the whole call's deadline)."""
+        default = cls()
+        return cls(min(default.connect, total), min(default.first_byte, total), total)
+
+
 @runtime_checkable
 class ChatModel(Protocol):
     """What every provider adapter offers."""

@@ -3,7 +3,11 @@
 ``generate`` streams one model call with the retry policy:
 
 - a stream that fails before producing anything falls back to one blocking ``complete()``
-  call, which itself gets the retry policy;
+  call, which itself gets the retry policy (not after a timeout: that stream is retried);
+- each call has a connect timeout, a first-byte timeout and a whole-call deadline
+  (``connect_timeout``, ``first_byte_timeout``, ``request_timeout``: see
+  ``providers.base.CallTimeouts``), so a dead server costs at most ``max_retries + 1``
+  first-byte waits and a server that trickles keep-alive bytes one deadline per try;
 - retryable failures (rate limit, overload, 5xx, timeout, connection) are retried up to
   ``max_retries`` times with backoff (``Retry-After`` honoured, capped at 60 s; otherwise
   0.5 s * 2^n with jitter, capped at 8 s), each announced by a ``ProviderRetry`` event;
@@ -26,7 +30,13 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, 
 from dexter.config import ConfigError, Settings
 from dexter.events import ProviderRetry
 from dexter.providers.adapter import SDKChatModel
-from dexter.providers.base import ChatModel, ModelRequest, ModelResponse, StreamChunk
+from dexter.providers.base import (
+    CallTimeouts,
+    ChatModel,
+    ModelRequest,
+    ModelResponse,
+    StreamChunk,
+)
 from dexter.providers.errors import RETRYABLE, ProviderError, classify_error
 from dexter.providers.registry import (
     ResolvedModel,
@@ -113,7 +123,9 @@ async def generate(
             err = _as_provider_error(exc, model)
         if err.kind not in RETRYABLE:
             raise _give_up(err, 0, produced) from err
-        fallback = use_stream and not produced
+        # A stream that failed before any output is tried once without streaming, unless
+        # it timed out: a server too slow to stream is no faster when asked to block.
+        fallback = use_stream and not produced and err.kind != "timeout"
         if not fallback:
             if retries >= max_retries:
                 raise _give_up(err, retries, produced) from err
@@ -175,5 +187,8 @@ def create_chat_model(
     return adapter(
         model=resolved.model, api_key=key or NO_KEY_PLACEHOLDER, base_url=base_url,
         provider_id=provider.id, provider_display=provider.display_name,
-        key_env=provider.api_key_env, timeout=settings.request_timeout,
+        key_env=provider.api_key_env,
+        timeout=CallTimeouts(connect=settings.connect_timeout,
+                             first_byte=settings.first_byte_timeout,
+                             total=settings.request_timeout),
     )

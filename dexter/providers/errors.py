@@ -324,7 +324,7 @@ def _message(kind: ErrorKind, who: str, model: str, key_env: str | None, status:
         return f"{who} had a server error{_http(status)}. Try again in a moment."
     if kind == "timeout":
         return (f"The request to {who}{model_part} timed out. Try again, or raise "
-                "request_timeout in the config.")
+                "connect_timeout, first_byte_timeout or request_timeout in the config.")
     if kind == "connection":
         where = f" at {base_url}" if base_url else ""
         return (f"Lost the connection to {who}{where} ({detail or 'network error'}). Check your "

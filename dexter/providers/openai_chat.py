@@ -23,8 +23,14 @@ from dexter.messages import (
     Usage,
     UserMessage,
 )
-from dexter.providers.adapter import SDKChatModel
-from dexter.providers.base import ModelRequest, ModelResponse, StreamChunk, ToolSpec
+from dexter.providers.adapter import SDKChatModel, http_timeout
+from dexter.providers.base import (
+    CallTimeouts,
+    ModelRequest,
+    ModelResponse,
+    StreamChunk,
+    ToolSpec,
+)
 from dexter.providers.common import (
     error_result_text,
     field_of,
@@ -389,10 +395,11 @@ class OpenAIChatModel(SDKChatModel):
     _client: AsyncOpenAI
 
     @classmethod
-    def _new_client(cls, api_key: str, base_url: str, timeout: float) -> AsyncOpenAI:
-        from openai import AsyncOpenAI
+    def _new_client(cls, api_key: str, base_url: str, timeouts: CallTimeouts) -> AsyncOpenAI:
+        from openai import AsyncOpenAI, Timeout
 
-        return AsyncOpenAI(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout)
+        return AsyncOpenAI(api_key=api_key, base_url=base_url, max_retries=0,
+                           timeout=http_timeout(Timeout, timeouts))
 
     def _accumulator(self) -> OpenAIStreamAccumulator:
         return OpenAIStreamAccumulator()
@@ -404,5 +411,9 @@ class OpenAIChatModel(SDKChatModel):
         )
 
     async def _blocking(self, request: ModelRequest) -> ModelResponse:
+        from openai import Timeout
+
         params = request_params(request, self._model, self._provider_id)
-        return response_from_completion(await self._client.chat.completions.create(**params))
+        timeout = http_timeout(Timeout, self._timeouts, blocking=True)
+        return response_from_completion(
+            await self._client.chat.completions.create(**params, timeout=timeout))

@@ -41,9 +41,11 @@ from dexter.testing.fakellm.steps import (
     QueueRoute,
     Raw,
     Reply,
+    Reset,
     Route,
     Stall,
     Step,
+    Trickle,
     Truncate,
     _ant_body,
     _oai_body,
@@ -135,6 +137,12 @@ class _Handler(BaseHTTPRequestHandler):
         """Close the socket abruptly."""
         self.wfile.flush()
         self.connection.shutdown(socket.SHUT_RDWR)
+
+    def reset(self) -> None:
+        """Reset the connection: close with a zero linger, so the peer gets a TCP RST."""
+        self.wfile.flush()
+        self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        self.connection.close()
 
 
 class _Server(ThreadingHTTPServer):
@@ -479,6 +487,21 @@ class FakeLLM(BackgroundServer):
             for e in events[:k]:
                 h.write(e)
             h.abort()
+        elif isinstance(step, Trickle):
+            h.send_head(200, headers, None)  # no length: the body ends with the connection
+            for e in events[:k]:
+                h.write(e)
+            keep_alive = (b'event: ping\ndata: {"type": "ping"}\n\n' if ctx.route == "anthropic"
+                          else b": keep-alive\n\n")
+            self._trickle(h, step, keep_alive)
+            for e in events[k:]:
+                h.write(e)
+        elif isinstance(step, Reset):
+            k = min(k, len(events) - 1)
+            h.send_head(200, headers, sum(len(e) for e in events))
+            for e in events[:k]:
+                h.write(e)
+            h.reset()
         elif isinstance(step, MidStreamError | Malformed):
             if isinstance(step, Malformed):
                 tail = b"data: {not valid json\n\n"
@@ -504,6 +527,16 @@ class FakeLLM(BackgroundServer):
             if self._stopping.is_set() or time.monotonic() > deadline:
                 return
 
+    def _trickle(self, h: _Handler, step: Trickle, keep_alive: bytes) -> None:
+        """Write ``keep_alive`` every interval until released, timed out or hung up on."""
+        step.reached.set()
+        deadline = time.monotonic() + step.timeout
+        while not step.release.wait(step.interval_ms / 1000):
+            if self._stopping.is_set() or time.monotonic() > deadline:
+                return
+            h.write(keep_alive)  # raises once the client has hung up
+            step.pings += 1
+
     def _send_events(self, h: _Handler, headers: Mapping[str, str], events: list[bytes]) -> None:
         h.send_head(200, headers, sum(len(e) for e in events))
         for e in events:
@@ -527,6 +560,16 @@ class FakeLLM(BackgroundServer):
         headers = {"Content-Type": "application/json", **ids}
         if isinstance(step, Stall):
             self._wait_gate(step)
+        if isinstance(step, Trickle):  # spaces before the JSON, as some proxies send
+            h.send_head(200, headers, None)
+            self._trickle(h, step, b" ")
+            h.write(data)
+            return
+        if isinstance(step, Reset):
+            h.send_head(200, headers, len(data))
+            h.write(data[: len(data) // 2])
+            h.reset()
+            return
         if isinstance(step, DropStream):  # promise the whole body, send half, hang up
             h.send_head(200, headers, len(data))
             h.write(data[: len(data) // 2])

@@ -210,6 +210,32 @@ class Stall:
 
 
 @dataclass
+class Trickle:
+    """Send ``after_chunks`` events, then keep the line busy with a keep-alive every
+    ``interval_ms`` (an SSE comment on the OpenAI route, a ``ping`` event on Anthropic's, a
+    space before a blocking JSON reply) until ``release`` is set, ``timeout`` seconds pass
+    or the client hangs up; then the rest of the reply. ``pings`` counts the keep-alives
+    sent; ``reached`` is set when the trickle starts."""
+
+    after_chunks: int = 0
+    interval_ms: int = 20
+    reply: Reply = field(default_factory=lambda: Reply(text=_DEFAULT_PARTIAL))
+    timeout: float = 30.0
+    release: threading.Event = field(default_factory=threading.Event, repr=False)
+    reached: threading.Event = field(default_factory=threading.Event, repr=False)
+    pings: int = 0
+
+
+@dataclass
+class Reset:
+    """Send ``after_chunks`` events (half the body of a blocking reply), then reset the
+    connection (a TCP RST, as a crashed proxy or a NAT timeout does)."""
+
+    after_chunks: int = 2
+    reply: Reply = field(default_factory=lambda: Reply(text=_DEFAULT_PARTIAL))
+
+
+@dataclass
 class Delay:
     """Sleep ``seconds`` and then serve ``step``."""
 
@@ -240,7 +266,8 @@ class Dynamic:
 
 
 ConcreteStep: TypeAlias = (
-    Reply | HttpError | DropStream | Truncate | MidStreamError | Malformed | Stall | Delay | Raw
+    Reply | HttpError | DropStream | Truncate | MidStreamError | Malformed | Stall | Trickle
+    | Reset | Delay | Raw
 )
 Step: TypeAlias = ConcreteStep | Dynamic
 
@@ -320,8 +347,10 @@ def step_from_dict(d: Mapping[str, Any]) -> Step:
     Types: ``reply``, ``http_error`` (``preset`` + preset kwargs, or ``status``/``body``/
     ``headers``/``message``), ``drop_stream``/``truncate``/``malformed`` (``after_chunks``,
     ``reply``), ``mid_stream_error`` (+ ``error_type``, ``message``), ``stall`` (+ ``timeout``;
-    the gate is never set, so it acts as a mid-stream pause), ``delay`` (``seconds``, ``step``)
-    and ``raw`` (``status``, ``body``, ``headers``).
+    the gate is never set, so it acts as a mid-stream pause), ``trickle`` (``after_chunks``,
+    ``interval_ms``, ``timeout``, ``reply``; never released), ``reset`` (``after_chunks``,
+    ``reply``), ``delay`` (``seconds``, ``step``) and ``raw`` (``status``, ``body``,
+    ``headers``).
     """
     kind = d.get("type", "reply")
     rest = {k: v for k, v in d.items() if k != "type"}
@@ -354,6 +383,8 @@ def step_from_dict(d: Mapping[str, Any]) -> Step:
         "mid_stream_error": MidStreamError,
         "malformed": Malformed,
         "stall": Stall,
+        "trickle": Trickle,
+        "reset": Reset,
     }.get(kind)
     if fault is None:
         raise ValueError(f"unknown step type {kind!r}")
