@@ -11,6 +11,7 @@ from typing import Any
 from dexter.config import ConfigError, Settings, load_dotenv_file, load_settings
 from dexter.providers.registry import default_model
 from dexter.settings_file import SETTINGS_FILE, SettingsFileError, read_settings_file
+from dexter.text import escape_controls
 
 MODEL_KEY = "model"
 SEARCH_KEY = "web_search_provider"
@@ -87,22 +88,23 @@ def apply_saved_choices(settings: Settings, *, model_flag: str | None,
 
 
 def print_error(message: str) -> None:
-    """Print an error to stderr (red on a terminal)."""
+    """Print an error to stderr (red on a terminal); control characters in it (from a
+    provider's error body, a file name) are shown, not sent to the terminal."""
     from rich.console import Console
     from rich.text import Text
 
     # The message is plain text: a "[context]" in it must print as written, not as markup.
     Console(stderr=True, highlight=False, soft_wrap=True).print(
-        Text("Error: ", style="bold red") + Text(message))
+        Text("Error: ", style="bold red") + Text(escape_controls(message)))
 
 
 def print_warning(message: str) -> None:
-    """Print a warning to stderr (yellow on a terminal)."""
+    """Print a warning to stderr (yellow on a terminal), control characters shown."""
     from rich.console import Console
     from rich.text import Text
 
     Console(stderr=True, highlight=False, soft_wrap=True).print(
-        Text("Warning: ", style="bold yellow") + Text(message))
+        Text("Warning: ", style="bold yellow") + Text(escape_controls(message)))
 
 
 def stdout_console(plain: bool = False) -> Any:

@@ -5,7 +5,8 @@ A real ``dexter ask`` run (fake LLM, real CLI) writes a scratchpad; its lines ar
 lone surrogates, duplicate keys, huge lines, control characters) into 600 variant files
 that go through the function ``dexter replay`` runs, in all three views, and a few through
 the real CLI. Nothing may raise; a bad line is skipped and counted; the lines left intact
-still render. The sessions-log reader and ``event_from_dict`` get the same lines.
+still render, and no control character from a line reaches the terminal. The sessions-log
+reader and ``event_from_dict`` get the same lines.
 """
 
 from __future__ import annotations
@@ -234,6 +235,8 @@ def test_seeded_variants_of_a_real_scratchpad_replay_in_every_view(
         if view == "json":
             for row in out.splitlines():
                 assert isinstance(json.loads(row), dict), where
+        for raw in ("\x1b[2J", "\x07", "\x00", "\x9b"):  # shown, never sent as is
+            assert raw not in out and raw not in err, (where, raw)
         if log.skipped:
             counted += 1
             assert f"Skipped {log.skipped} line" in err, where

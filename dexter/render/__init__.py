@@ -27,7 +27,8 @@ def choose_renderer(
     ``json``: one JSON object per event (:class:`JsonRenderer`). Otherwise, on a terminal,
     the rich live view (:class:`~dexter.render.live.LiveRenderer`); else plain lines
     (:class:`PlainRenderer`). A rich ``Console`` or a text stream may be given either way.
-    Every view is wrapped in :class:`ScrubbingRenderer`: no secret value reaches it.
+    Every view is wrapped in :class:`ScrubbingRenderer`: no secret value reaches it, and
+    no control character from outside reaches the live or plain view (JSON escapes them).
     """
     from rich.console import Console
 
@@ -40,5 +41,5 @@ def choose_renderer(
     if is_terminal:
         from dexter.render.live import LiveRenderer
 
-        return ScrubbingRenderer(LiveRenderer(console or Console(file=stream)))
-    return ScrubbingRenderer(PlainRenderer(stream))
+        return ScrubbingRenderer(LiveRenderer(console or Console(file=stream)), terminal=True)
+    return ScrubbingRenderer(PlainRenderer(stream), terminal=True)

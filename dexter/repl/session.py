@@ -28,6 +28,7 @@ from dexter.events import Done, Event, MemoryRecalled, RunStart, ToolEnd, ToolPr
 from dexter.messages import Message, SystemMessage
 from dexter.providers.base import ToolSpec
 from dexter.providers.registry import ModelInfo, api_key_for, resolve_model
+from dexter.render.base import for_terminal
 from dexter.render.live import LiveRenderer
 from dexter.render.plain import PlainRenderer
 from dexter.repl.cost import CostTracker, format_cost, model_price, usage_cost
@@ -251,7 +252,7 @@ class ReplSession:
                 elif isinstance(event, RunStart):
                     self.record.note_run(model=self.settings.model, scratchpad=event.scratchpad)
                 if not shown_elsewhere(event):
-                    renderer.handle(scrub_value(clean_value(event)))
+                    renderer.handle(for_terminal(scrub_value(clean_value(event))))
         except asyncio.CancelledError:
             if not self.interrupting:
                 raise
