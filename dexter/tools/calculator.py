@@ -29,9 +29,21 @@ DESCRIPTION = (
     "max(a, b, ...), sum(a, b, ...), sqrt(x), log(x) (natural) or log(x, base), log10(x), "
     "exp(x), pow(x, y), floor(x), ceil(x), "
     "cagr(start, end, years) -> compound annual growth in percent, "
-    "pct_change(old, new) -> percent change ((new - old) / |old| * 100). "
+    "pct_change(old, new) -> percent change ((new - old) / |old| * 100), "
+    "growth(new, old) -> the same in percent, margin(part, whole) -> part / whole * 100. "
     "Constants: pi, e.\n"
-    "Example: cagr(26.97, 130.5, 2) or (60.9 - 27.0) / 27.0 * 100."
+    "Valuation (rates as fractions: 0.09 or 9%; cash flows at period ends): "
+    "pv(rate, periods, cf) -> cf / (1 + rate)**periods; "
+    "npv(rate, cf1, cf2, ...) -> sum of cf_t / (1 + rate)**t for t = 1, 2, ... "
+    "(add a time-0 flow outside the call); "
+    "wacc(equity, debt, cost_of_equity, cost_of_debt, tax_rate) -> "
+    "E/(E+D)*re + D/(E+D)*rd*(1 - tax), a fraction; "
+    "gordon_tv(cf, rate, growth) -> cf * (1 + growth) / (rate - growth), the terminal value "
+    "at the end of the final year of the final year's cf (rate must exceed growth); "
+    "exit_tv(metric, multiple) -> metric * multiple; "
+    "dcf(rate, growth, cf1, ..., cfn) -> npv of the flows plus pv(rate, n, gordon_tv(cfn, "
+    "rate, growth)), an enterprise value.\n"
+    "Example: cagr(26.97, 130.5, 2), (60.9 - 27.0) / 27.0 * 100, or dcf(9%, 2.5%, 100, 110, 120)."
 )
 
 

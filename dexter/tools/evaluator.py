@@ -14,7 +14,9 @@ Notation rules (the ``calculator`` tool's description tells the model):
   (a digit, a comma, then exactly three digits: ``1,234``) is refused as ambiguous, even
   inside a call: ``max(1,234)`` must be written ``max(1, 234)``.
 - ``//`` and ``%`` follow Python (floor) semantics; ``round`` rounds half away from zero.
-- ``cagr`` and ``pct_change`` return percents (``25`` means +25%).
+- ``cagr``, ``pct_change``, ``growth`` and ``margin`` return percents (``25`` means +25%);
+  the valuation functions (``pv``, ``npv``, ``wacc``, ``gordon_tv``, ``exit_tv``, ``dcf``,
+  in :mod:`dexter.tools.finance_math`) take rates as fractions and ``wacc`` returns one.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from decimal import (
 )
 
 from dexter.failures import ToolFailure
+from dexter.tools import finance_math
 
 MAX_EXPRESSION_CHARS = 2_000
 MAX_DEPTH = 200
@@ -236,6 +239,16 @@ FUNCTIONS: dict[str, _Function] = {
     "ceil": _Function(lambda x: x.to_integral_value(rounding=ROUND_CEILING), 1, 1, "ceil(x)"),
     "cagr": _Function(_cagr, 3, 3, "cagr(start, end, years)"),
     "pct_change": _Function(_pct_change, 2, 2, "pct_change(old, new)"),
+    # Valuation math (dexter.tools.finance_math): rates are fractions, 9% is 0.09.
+    "pv": _Function(finance_math.pv, 3, 3, "pv(rate, periods, cash_flow)"),
+    "npv": _Function(finance_math.npv, 2, None, "npv(rate, cf1, cf2, ...)"),
+    "wacc": _Function(finance_math.wacc, 5, 5,
+                      "wacc(equity, debt, cost_of_equity, cost_of_debt, tax_rate)"),
+    "gordon_tv": _Function(finance_math.gordon_tv, 3, 3, "gordon_tv(cash_flow, rate, growth)"),
+    "exit_tv": _Function(finance_math.exit_tv, 2, 2, "exit_tv(metric, multiple)"),
+    "dcf": _Function(finance_math.dcf, 3, None, "dcf(rate, growth, cf1, cf2, ...)"),
+    "growth": _Function(finance_math.growth, 2, 2, "growth(new, old)"),
+    "margin": _Function(finance_math.margin, 2, 2, "margin(part, whole)"),
 }
 
 ALLOWED_NAMES = (
