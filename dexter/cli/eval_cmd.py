@@ -70,8 +70,8 @@ def run_eval(command: EvalCommand) -> int:
         display = JsonDisplay()
     elif console.is_terminal and not command.plain:
         display = ProgressDisplay(console)
-    else:
-        display = PlainDisplay(console)
+    else:  # not a terminal: lines as they are, never wrapped
+        display = PlainDisplay(stdout_console(plain=True))
     out_dir = str(prepared.out_dir)
     try:
         stop = asyncio.run(execute(prepared, display))

@@ -109,8 +109,9 @@ class ProgressDisplay(PlainDisplay):
 
 
 class JsonDisplay:
-    """JSON lines: ``eval_start``, one ``eval_result`` per question (the results.jsonl
-    line), ``eval_notice`` lines, and ``eval_summary`` last."""
+    """JSON lines: ``eval_start``, one ``eval_result`` per question (its results.jsonl line
+    under ``result``, with the running figures), ``eval_notice`` lines, and
+    ``eval_summary`` (summary.json's content) last."""
 
     def __init__(self, stream: TextIO | None = None) -> None:
         self.stream = stream or sys.stdout
@@ -126,7 +127,7 @@ class JsonDisplay:
 
     def result(self, result: QuestionResult, tally: Tally) -> None:
         """The question's results.jsonl line, with the running figures."""
-        self._emit("eval_result", {**result.to_dict(), "finished": tally.finished,
+        self._emit("eval_result", {"result": result.to_dict(), "finished": tally.finished,
                                    "mean_score": tally.mean_score, "spend_usd": tally.spend})
 
     def notice(self, text: str) -> None:

@@ -95,6 +95,7 @@ class Stop:
 
     reason: str
     fatal: bool = False
+    hint: str = "run again with the same --out to go on"
 
 
 @dataclass
@@ -144,14 +145,15 @@ class EvalRunner:
         if write_error is not None:
             raise write_error
         if self.stop is not None and queue:
-            self.display.notice(f"{self.stop.reason} ({_count(len(queue))} not run; run again "
-                                "with the same --out to go on).")
+            self.display.notice(f"{self.stop.reason} ({_count(len(queue))} not run; "
+                                f"{self.stop.hint}).")
         return self.stop
 
     def _check_budget(self, tally: Tally) -> None:
         if self.stop is None and self.max_cost is not None and tally.spend >= self.max_cost:
             self.stop = Stop(f"Spend ${tally.spend:.4f} reached --max-cost ${self.max_cost:.2f}: "
-                             "stopped starting new questions")
+                             "stopped starting new questions",
+                             hint="raise --max-cost and run again with the same --out to go on")
 
     async def run_question(self, question: EvalQuestion) -> QuestionResult:
         """One question: the agent's run, then the judge. Never raises (but cancels)."""
