@@ -25,6 +25,7 @@ ConfigOpt = Annotated[
 ModelOpt = Annotated[
     str | None, typer.Option("--model", "-m", help="Model, e.g. gpt-5.6-sol, claude-sonnet-4-6, ollama:llama3.1, provider:model.")
 ]
+ContinueOpt = Annotated[bool, typer.Option("--continue", help="Reopen the most recently used saved session.")]
 
 
 def _global(ctx: typer.Context, name: str) -> object:
@@ -52,15 +53,20 @@ def main_callback(
     model: ModelOpt = None,
     config: ConfigOpt = None,
     no_memory: Annotated[bool, typer.Option("--no-memory", help="Turn persistent memory off.")] = False,
+    continue_: ContinueOpt = False,
+    resume: Annotated[str | None, typer.Option("--resume", "-r", metavar="[ID]",
+                                               help="Reopen a saved session by id (or the start of one); without an id, pick one.")] = None,
 ) -> None:
     """Run with no command to open an interactive research session."""
     if ctx.invoked_subcommand is not None:
         # `dexter --no-memory ask ...`: options given before a command apply to it too.
-        ctx.obj = {"model": model, "config": config, "no_memory": no_memory}
+        ctx.obj = {"model": model, "config": config, "no_memory": no_memory,
+                   "continue": continue_, "resume": resume}
         return
     from dexter.cli.repl_entry import start_repl
 
-    raise typer.Exit(start_repl(model=model, config=config, no_memory=no_memory))
+    raise typer.Exit(start_repl(model=model, config=config, no_memory=no_memory,
+                                continue_=continue_, resume=resume))
 
 
 @app.command()
@@ -77,6 +83,8 @@ def ask(
     trace: Annotated[bool, typer.Option("--trace", help="Log each context stage to stderr (also DEXTER_TRACE=1).")] = False,
     no_memory: Annotated[bool, typer.Option("--no-memory", help="Turn persistent memory off for this run.")] = False,
     plain: Annotated[bool, typer.Option("--plain", help="Plain lines even on a terminal.")] = False,
+    continue_: ContinueOpt = False,
+    resume: Annotated[str | None, typer.Option("--resume", "-r", metavar="ID", help="Ask in the saved session with this id (or the start of one).")] = None,
 ) -> None:
     """Answer one question non-interactively and exit (0 answered, 1 failed, 2 bad usage)."""
     from dexter.cli.ask import AskOptions, run_ask
@@ -87,6 +95,8 @@ def ask(
         question=question, model=model, max_iterations=max_iterations, allow=list(allow or []),
         yes=yes, config=config, output=output, json_out=json_out, trace=trace,
         no_memory=no_memory or bool(_global(ctx, "no_memory")), plain=plain,
+        continue_=continue_ or bool(_global(ctx, "continue")),
+        resume=resume if resume is not None else cast(str | None, _global(ctx, "resume")),
     )
     raise typer.Exit(run_ask(options))
 
@@ -144,6 +154,17 @@ def sandbox(
     from dexter.cli.sandbox_cmd import run_sandbox
 
     raise typer.Exit(run_sandbox(config, check))
+
+
+@app.command()
+def sessions(
+    config: ConfigOpt = None,
+    show_all: Annotated[bool, typer.Option("--all", "-a", help="List every session, not only the 20 most recent.")] = False,
+) -> None:
+    """List the saved sessions, newest first (resume one with dexter --resume ID)."""
+    from dexter.cli.sessions_cmd import run_sessions
+
+    raise typer.Exit(run_sessions(config, show_all=show_all))
 
 
 memory_app = typer.Typer(help="Inspect and search dexter's persistent memory.", no_args_is_help=True,
@@ -237,10 +258,35 @@ def eval_compare(
     raise typer.Exit(run_compare(dir_a, dir_b, json_out=json_out))
 
 
+def _resume_without_id(args: list[str]) -> list[str]:
+    """``args`` with a bare ``dexter --resume`` (no id after it) made ``--resume=``, the
+    picker: typer has no options whose value is optional."""
+    commands = {c.name or (c.callback.__name__ if c.callback else "") for c in app.registered_commands}
+    commands |= {g.name or "" for g in app.registered_groups}
+    out = list(args)
+    i = 0
+    while i < len(out):
+        arg = out[i]
+        if arg in ("--resume", "-r"):
+            following = out[i + 1] if i + 1 < len(out) else None
+            if following is None or following.startswith("-") or following in commands:
+                out[i] = "--resume="
+                i += 1
+                continue
+            i += 2
+        elif arg in ("--model", "-m", "--config", "-c"):
+            i += 2
+        elif arg.startswith("-") and arg != "--":
+            i += 1
+        else:
+            break  # a command: its own options are its own
+    return out
+
+
 def main() -> None:
     """Console-script entry point."""
     try:
-        app()
+        app(args=_resume_without_id(sys.argv[1:]))
     except KeyboardInterrupt:
         sys.stderr.write("\nInterrupted.\n")
         sys.exit(130)

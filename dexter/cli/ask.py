@@ -28,6 +28,7 @@ from dexter.frontend import (
 from dexter.secrets import scrub
 
 if TYPE_CHECKING:
+    from dexter.agent.conversation import Conversation
     from dexter.agent.factory import Session
 
 
@@ -46,6 +47,10 @@ class AskOptions:
     trace: bool = False
     no_memory: bool = False
     plain: bool = False
+    continue_: bool = False
+    """Ask in the most recently used saved session."""
+    resume: str | None = None
+    """Ask in the saved session whose id starts with this."""
 
 
 def run_ask(options: AskOptions) -> int:
@@ -58,6 +63,10 @@ def run_ask(options: AskOptions) -> int:
                                 max_iterations=options.max_iterations,
                                 trace=True if options.trace else None,
                                 **({"memory.enabled": False} if options.no_memory else {}))
+        from dexter.cli.sessions_cmd import AskSession
+
+        saved = AskSession.open(settings, latest=options.continue_, prefix=options.resume,
+                                model_flag=options.model)
         from dexter.agent.factory import build_session
         from dexter.context.trace import stderr_trace
 
@@ -74,8 +83,10 @@ def run_ask(options: AskOptions) -> int:
     problem = check_session(session, options.allow)
     if problem is not None:
         return problem
+    saved.announce(settings.model)
     outcome = render_run(session, options.question, json_out=options.json_out,
-                         plain=options.plain)
+                         plain=options.plain, conversation=saved.record.conversation)
+    saved.save(model=settings.model, scratchpad=session.agent.scratchpad)
     if isinstance(outcome, int):
         return outcome
     done = outcome
@@ -112,10 +123,12 @@ def check_session(session: Session, allow: list[str]) -> int | None:
     return None
 
 
-def render_run(session: Session, question: str, *, json_out: bool, plain: bool) -> Done | int:
-    """Run ``question`` on the session, rendered live, as plain lines or as JSON lines,
-    and close the session. Returns the ``Done`` event, or the exit code of a run that
-    ended without one (the reader went away, Ctrl-C, no answer)."""
+def render_run(session: Session, question: str, *, json_out: bool, plain: bool,
+               conversation: Conversation | None = None) -> Done | int:
+    """Run ``question`` on the session (in ``conversation``, else a fresh one), rendered
+    live, as plain lines or as JSON lines, and close the session. Returns the ``Done``
+    event, or the exit code of a run that ended without one (the reader went away,
+    Ctrl-C, no answer)."""
     from dexter.render import choose_renderer
 
     console = stdout_console(plain=plain or json_out)
@@ -125,7 +138,7 @@ def render_run(session: Session, question: str, *, json_out: bool, plain: bool) 
 
     async def consume() -> None:
         nonlocal done
-        events = session.agent.run(question)
+        events = session.agent.run(question, conversation)
         try:
             async for event in events:
                 renderer.handle(event)
