@@ -94,7 +94,7 @@ class DiskCache:
             if expires is not None and not isinstance(expires, int | float):
                 raise ValueError("malformed expiry")
             url = str(entry.get("url", ""))
-        except ValueError:
+        except (ValueError, RecursionError):
             with contextlib.suppress(OSError):
                 path.unlink()
             return None
