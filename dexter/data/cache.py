@@ -84,7 +84,7 @@ class DiskCache:
         path = self.path_for(namespace, params)
         try:
             raw = path.read_text(encoding="utf-8")
-        except OSError:
+        except (OSError, UnicodeDecodeError):  # missing, or damaged: a miss
             return None
         try:
             entry = json.loads(raw)
