@@ -8,14 +8,12 @@ dexter processes never lose each other's keys and a crash never leaves half a fi
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import json
-import os
-import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from dexter.filelock import locked, write_atomic
 
 SETTINGS_FILE = "settings.json"
 
@@ -49,33 +47,15 @@ def read_settings_file(path: Path) -> dict[str, Any]:
     return data
 
 
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    """An exclusive lock on the file's folder (no lock file is left behind)."""
-    fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)  # closing releases the lock
-
-
 def update_settings_file(path: Path, change: Callable[[dict[str, Any]], None]) -> None:
     """Apply ``change`` to the settings object and write it back, atomically and under a
     lock (other keys survive, and so do other processes' writes)."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with _locked(path):
+        with locked(path.parent):  # the folder: no lock file is left behind
             data = read_settings_file(path)
             change(data)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".settings.", suffix=".tmp")
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                    json.dump(data, handle, indent=2, ensure_ascii=False)
-                    handle.write("\n")
-                os.replace(tmp, path)
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
+            text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+            write_atomic(path, text.encode("utf-8"), prefix=".settings.")
     except OSError as exc:
         raise SettingsFileError(f"Cannot write {path}: {exc.strerror}.") from None

@@ -14,6 +14,7 @@ from dexter import events
 
 ROOT = Path(__file__).resolve().parents[1] / "dexter"
 LAYERS: list[set[str]] = [
+    {"filelock"},
     {"config", "events", "messages", "secrets", "text", "failures", "settings_file"},
     {"sandbox", "scratchpad", "data", "memory", "providers", "frontend", "evidence"},
     {"permissions", "context", "tools"},

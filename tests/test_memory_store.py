@@ -136,7 +136,7 @@ def test_daily_file_date_only_accepts_real_dates() -> None:
 def test_edit_is_atomic_and_leaves_no_temporary_files(store: MemoryStore) -> None:
     (store.memory_dir / "MEMORY.md").write_text("- a\n")
     store.edit("long_term", "- a", "- b")
-    assert sorted(os.listdir(store.memory_dir)) == ["MEMORY.md"]
+    assert sorted(os.listdir(store.memory_dir)) == [".lock", "MEMORY.md"]  # the writers' lock
 
 
 # -- containment: links out of the memory folder, and secrets -----------------------------

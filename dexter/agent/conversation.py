@@ -49,6 +49,7 @@ from dexter.context.calls import call_model
 from dexter.context.tokens import estimate_text_tokens
 from dexter.events import RunStatus
 from dexter.evidence.ledger import SourceLedger, source_from_dict, source_to_dict
+from dexter.filelock import append_locked
 from dexter.messages import (
     AssistantMessage,
     Message,
@@ -60,6 +61,7 @@ from dexter.messages import (
 from dexter.permissions.base import SessionGrants
 from dexter.providers.base import ChatModel, ModelRequest
 from dexter.secrets import scrub
+from dexter.text import clean
 
 SESSIONS_LOG = Path("history") / "sessions.jsonl"
 INTERRUPTED_ANSWER = "[The user interrupted this question before it was answered.]"
@@ -402,8 +404,8 @@ def append_session_log(home: Path, turn: Turn) -> str | None:
                              "answer": turn.answer}, ensure_ascii=False))
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("a", encoding="utf-8") as handle:
-            handle.write(line + "\n")
+        # One write under the file's lock: lines of two dexter processes never interleave.
+        append_locked(path, (clean(line) + "\n").encode("utf-8"))
     except OSError as exc:
         return f"Could not save this turn to {path}: {exc.strerror}."
     return None

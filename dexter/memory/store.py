@@ -13,6 +13,10 @@ own editor):
 - Writers only append (``append`` / ``append_section``) or replace/remove the first
   occurrence of an exact text (``edit`` / ``delete``); nothing rewrites a file wholesale, so
   hand edits survive.
+- Every writer holds the folder's lock (:func:`memory_lock`: ``flock`` on ``.lock`` in the
+  folder) from its read to its write, so two dexter processes on one ``DEXTER_HOME`` never
+  lose each other's lines (an edit renames a new copy into place, which would drop an
+  append made between its read and its rename).
 
 Only names directly inside the folder are accepted: no sub-folders, no ``..``, no absolute
 paths, no symlinks and no files with more than one hard link (``resolve_memory_path``).
@@ -22,14 +26,18 @@ holds a secret value is never written (:func:`dexter.secrets.find_secret`).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
-import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
 
+from dexter.filelock import locked, write_atomic
+
 LONG_TERM_FILE = "MEMORY.md"
+LOCK_FILE = ".lock"
 LONG_TERM_ALIAS = "long_term"
 DAILY_ALIAS = "daily"
 
@@ -180,8 +188,17 @@ def recall_candidates(today: date) -> list[str]:
     return [LONG_TERM_FILE, daily_file_name(today), daily_file_name(today - timedelta(days=1))]
 
 
+@contextlib.contextmanager
+def memory_lock(memory_dir: Path) -> Iterator[None]:
+    """Hold the memory folder's lock for a change to its files (the folder is created when
+    missing). Every writer of memory files takes it, in this process or another."""
+    memory_dir.mkdir(parents=True, exist_ok=True)
+    with locked(memory_dir / LOCK_FILE):
+        yield
+
+
 class MemoryStore:
-    """Reads and writes the memory files of one folder."""
+    """Reads and writes the memory files of one folder (writes under :func:`memory_lock`)."""
 
     def __init__(self, memory_dir: Path, home: Path | None = None) -> None:
         self.memory_dir = memory_dir
@@ -210,12 +227,12 @@ class MemoryStore:
             raise ValueError("Nothing to append: content is empty.")
         refuse_secrets(content)
         path = self.path(name, today)
-        self.memory_dir.mkdir(parents=True, exist_ok=True)
         text = content if content.endswith("\n") else content + "\n"
-        if _needs_newline(path):
-            text = "\n" + text
-        with path.open("a", encoding="utf-8") as handle:
-            handle.write(text)
+        with memory_lock(self.memory_dir):
+            if _needs_newline(path):
+                text = "\n" + text
+            with path.open("a", encoding="utf-8") as handle:
+                handle.write(text)
         return WriteResult(path.name, f"Appended {len(content)} characters to {path.name}")
 
     def append_section(
@@ -224,26 +241,28 @@ class MemoryStore:
         """Append ``## heading`` and ``body`` as a new section, separated by a blank line."""
         refuse_secrets(heading + "\n" + body)
         path = self.path(name, today)
-        existing = path.read_text(encoding="utf-8") if path.exists() else ""
-        lead = "" if not existing.strip() else ("\n" if existing.endswith("\n") else "\n\n")
-        section = f"{lead}## {heading.strip()}\n{body.strip()}\n"
-        self.memory_dir.mkdir(parents=True, exist_ok=True)
-        with path.open("a", encoding="utf-8") as handle:
-            handle.write(section)
+        with memory_lock(self.memory_dir):
+            existing = path.read_text(encoding="utf-8") if path.exists() else ""
+            lead = "" if not existing.strip() else ("\n" if existing.endswith("\n") else "\n\n")
+            section = f"{lead}## {heading.strip()}\n{body.strip()}\n"
+            with path.open("a", encoding="utf-8") as handle:
+                handle.write(section)
         return WriteResult(path.name, f"Added section '{heading.strip()}' to {path.name}")
 
     def edit(self, name: str, old_text: str, new_text: str, today: date | None = None) -> WriteResult:
         """Replace the first occurrence of ``old_text`` with ``new_text``."""
         refuse_secrets(new_text)
-        path, text = self._find(name, old_text, today)
-        _write_atomic(path, text.replace(old_text, new_text, 1))
+        with memory_lock(self.memory_dir):
+            path, text = self._find(name, old_text, today)
+            _write_atomic(path, text.replace(old_text, new_text, 1))
         return WriteResult(path.name, f"Updated entry in {path.name}")
 
     def delete(self, name: str, old_text: str, today: date | None = None) -> WriteResult:
         """Remove the first occurrence of ``old_text``; runs of 3+ newlines collapse to 2."""
-        path, text = self._find(name, old_text, today)
-        updated = _BLANK_RUN_RE.sub("\n\n", text.replace(old_text, "", 1))
-        _write_atomic(path, updated)
+        with memory_lock(self.memory_dir):
+            path, text = self._find(name, old_text, today)
+            updated = _BLANK_RUN_RE.sub("\n\n", text.replace(old_text, "", 1))
+            _write_atomic(path, updated)
         return WriteResult(path.name, f"Removed entry from {path.name}")
 
     def _find(self, name: str, old_text: str, today: date | None) -> tuple[Path, str]:
@@ -292,12 +311,6 @@ def _needs_newline(path: Path) -> bool:
 
 
 def _write_atomic(path: Path, text: str) -> None:
-    """Write via a temporary file and rename, so a crash never leaves half a file."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".md")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Write via a temporary file and rename, so a crash never leaves half a file (call it
+    under :func:`memory_lock`)."""
+    write_atomic(path, text.encode("utf-8"), prefix=".tmp-")

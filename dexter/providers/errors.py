@@ -185,7 +185,7 @@ def _error_dict(body: Any) -> dict[str, Any]:
     if isinstance(body, str):
         try:
             body = json.loads(body)
-        except (ValueError, RecursionError):  # RecursionError: nested thousands deep
+        except ValueError:
             return {}
     if not isinstance(body, dict):
         return {}
