@@ -16,7 +16,9 @@ from typing import Any, ClassVar, Literal
 
 StreamMode = Literal["requesting", "responding", "thinking", "tool_input", "tool_use"]
 ApprovalChoice = Literal["allow-once", "allow-session", "allow-always", "deny"]
-RunStatus = Literal["ok", "error", "max_iterations", "interrupted"]
+RunStatus = Literal["ok", "error", "max_iterations", "interrupted", "budget"]
+INTERRUPTED_TEXT = "Interrupted by the user."
+"""The answer of an interrupted run that had not started writing one."""
 
 
 @dataclass(frozen=True, slots=True)

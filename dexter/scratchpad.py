@@ -591,9 +591,9 @@ def _maybe_json(text: str) -> Any:
         return text
     try:
         value = json.loads(text)
-    except ValueError:
-        return text
-    if not isinstance(value, dict | list) or recorded_text(value) != text:
+        if not isinstance(value, dict | list) or recorded_text(value) != text:
+            return text
+    except (ValueError, RecursionError):  # RecursionError: nested thousands deep
         return text
     return value
 

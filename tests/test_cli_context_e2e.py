@@ -271,9 +271,12 @@ def test_over_the_threshold_flushes_memory_then_compacts(
     first, flush_call, compaction_call, after = requests
 
     assert has_tools(first)
-    # the flush asks the main model, with no tools, and sees the results
+    # the flush asks the main model, with no tools, and sees the conversation (the query
+    # and the calls made), not the raw tool results
     assert flush_call.body["model"] == model and not has_tools(flush_call)
-    assert planted[1] in json.dumps(flush_call.body)
+    flush_sent = json.dumps(flush_call.body)
+    assert "note_01.txt" in flush_sent and json.dumps(QUERY)[1:-1] in flush_sent
+    assert not any(p in flush_sent for p in planted.values())
     # the compaction asks the fast model, with no tools bound, over the full results
     assert compaction_call.body["model"] == fast_model
     assert "tools" not in compaction_call.body or compaction_call.body["tools"] == []

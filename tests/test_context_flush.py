@@ -11,11 +11,19 @@ from dexter.context.flush import (
     NO_MEMORY_TOKEN,
     FlushError,
     build_flush_prompt,
+    conversation_text,
     fit_recent,
     is_nothing_to_keep,
     memory_flush,
 )
 from dexter.context.tokens import count_tokens_exact, estimate_message_tokens, estimate_text_tokens
+from dexter.messages import (
+    AssistantMessage,
+    SystemMessage,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
 from dexter.providers.errors import ProviderError
 from dexter.testing.scripted import ScriptedModel
 
@@ -24,8 +32,9 @@ BULLETS = "- Holds 200 NVDA shares in a Roth IRA\n- Risk tolerance: moderate, 10
 
 
 def test_prompt_asks_for_durable_facts_and_the_nothing_token() -> None:
-    prompt = build_flush_prompt("Should I trim NVDA?", "### get_market_data()\nprice 880")
-    assert "Should I trim NVDA?" in prompt and "price 880" in prompt
+    prompt = build_flush_prompt("Should I trim NVDA?", "### The user (this query)\nI hold 200")
+    assert "Should I trim NVDA?" in prompt and "I hold 200" in prompt
+    assert "raw tool output is left out" in prompt
     for topic in ("goals", "holdings", "risk tolerance", "decisions"):
         assert topic in prompt
     assert "Do not include temporary tool output, market data, prices" in prompt
@@ -72,8 +81,35 @@ def test_bullets_are_never_mistaken_for_nothing() -> None:
     assert not is_nothing_to_keep("User holds 100 NVDA shares.")
 
 
-async def test_request_never_exceeds_the_window_with_megabytes_of_results(tmp_path: Path) -> None:
-    blocks = [f"### get_financials(query=q{n})\nMARK{n:04d} " + "revenue rose sharply. " * 250
+def test_the_flush_sees_the_conversation_not_the_tool_results() -> None:
+    call = ToolCall("c1", "get_financials", {"query": "NVDA margins", "period": "annual"})
+    messages = [
+        SystemMessage("You are dexter."),
+        UserMessage("I hold 200 NVDA in my IRA.", kind="history"),
+        AssistantMessage(text="Noted: a long-term IRA position."),
+        UserMessage("Should I trim NVDA?"),
+        AssistantMessage(text="Checking margins first.", tool_calls=(call,)),
+        ToolResultMessage("c1", "get_financials", "RAW-RESULT gross margin 75.0%"),
+        UserMessage("[Tool usage: get_financials called 3 times]", kind="note"),
+        UserMessage("Also consider my 10-year horizon.", kind="queued"),
+        AssistantMessage(text="Margins are strong; keep the position."),
+    ]
+    text = conversation_text(messages)
+    for kept in ("I hold 200 NVDA in my IRA.", "Noted: a long-term IRA position.",
+                 "Should I trim NVDA?", "Checking margins first.", "10-year horizon",
+                 "keep the position", '[called get_financials {"period": "annual", '
+                 '"query": "NVDA margins"}]'):
+        assert kept in text
+    for left_out in ("RAW-RESULT", "75.0%", "You are dexter", "Tool usage"):
+        assert left_out not in text
+    assert text.startswith("### The user (earlier in the session)\n")
+    long_call = ToolCall("c2", "web_fetch", {"url": "https://x.test/" + "a" * 1_000})
+    assert len(conversation_text([AssistantMessage(tool_calls=(long_call,))])) < 300
+
+
+async def test_request_never_exceeds_the_window_with_megabytes_of_conversation(
+        tmp_path: Path) -> None:
+    blocks = [f"### The assistant\nMARK{n:04d} " + "revenue rose sharply. " * 250
               for n in range(220)]
     results = "\n\n".join(blocks)
     assert len(results) > 1_200_000
@@ -87,7 +123,7 @@ async def test_request_never_exceeds_the_window_with_megabytes_of_results(tmp_pa
     exact = count_tokens_exact(sent)
     assert exact is not None and exact + output <= window
     assert "MARK0219" in sent and "MARK0000" not in sent  # the most recent part is kept
-    assert "Earlier tool results omitted" in sent
+    assert "Earlier conversation omitted" in sent
     assert result.omitted_chars > 0
 
 

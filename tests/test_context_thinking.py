@@ -48,3 +48,24 @@ def test_last_assistant_keeps_its_thinking_blocks_even_with_keep_zero() -> None:
 def test_negative_keep_is_rejected() -> None:
     with pytest.raises(ValueError, match="keep"):
         strip_old_thinking(head(), keep=-1)
+
+
+def test_batched_stripping_waits_until_enough_turns_are_due_then_strips_them_all() -> None:
+    messages = head() + _turn(1) + _turn(2) + _turn(3) + _turn(4)
+    assert strip_old_thinking(messages, keep=2, batch=3) is messages  # two due: wait
+    five = messages + _turn(5)
+    stripped = _assistants(strip_old_thinking(five, keep=2, batch=3))
+    assert [a.text for a in stripped] == ["", "", "", "plan 4", "plan 5"]
+
+
+def test_batched_stripping_keeps_the_request_prefix_between_batches() -> None:
+    """Turn by turn, the view changes only once per batch (what a prompt cache needs)."""
+    view: list[Message] = head()
+    changes = []
+    for n in range(1, 15):
+        view = view + _turn(n)
+        new = strip_old_thinking(view, keep=2, batch=4)
+        changes.append(new is not view)
+        view = new
+    assert changes.count(True) == 3  # turns 6, 10 and 14, not every turn from turn 3
+    assert [n for n, changed in enumerate(changes, 1) if changed] == [6, 10, 14]

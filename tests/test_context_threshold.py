@@ -57,11 +57,13 @@ class FakeScratchpad:
 @dataclass
 class Calls:
     flushes: int = 0
+    flushed_text: list[str] = field(default_factory=list)
     compactions: int = 0
     traces: list[tuple[str, int, int]] = field(default_factory=list)
 
     async def flush(self, query: str, text: str) -> FlushResult:
         self.flushes += 1
+        self.flushed_text.append(text)
         return FlushResult(["2025-03-14.md"], "- holds NVDA")
 
     async def compact_ok(self, query: str, text: Sequence[str]) -> CompactionResult:
@@ -128,6 +130,10 @@ async def test_over_the_threshold_flush_then_compaction_replaces_the_view() -> N
     assert scratchpad.summaries == [SUMMARY]
     assert (state.compaction_failures, state.flushed) == (0, False)
     assert [t[0] for t in calls.traces] == ["flush", "compact"]
+    # the flush saw the conversation (query, calls), not the tool results
+    (flushed,) = calls.flushed_text
+    assert "What was NVDA's revenue growth?" in flushed and "[called get_financials" in flushed
+    assert "revenue 26.97B" not in flushed and "revenue 60.92B" not in flushed
 
 
 async def test_two_active_results_skip_compaction_three_run_it() -> None:

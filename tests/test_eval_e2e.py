@@ -29,6 +29,7 @@ from dexter.testing.fakellm import (
     RecordedRequest,
     Reply,
     Stall,
+    ToolCallSpec,
     Usage,
 )
 from tests.cli_helpers import CliResult, cli_env, run_cli
@@ -462,7 +463,7 @@ def test_a_bad_dataset_exits_2_naming_the_problem(inproc: pytest.MonkeyPatch,
     (["--jobs", "0"], "--jobs must be between 1 and 32"),
     (["--limit", "0"], "--limit must be at least 1"),
     (["--type", "Nope"], "No question has type 'Nope'"),
-    (["--from-runs", "evals/x"], "--from-runs is not available yet"),
+    (["--from-runs", "evals/x"], "--from-runs takes its questions from the earlier eval; leave out --dataset"),
 ])
 def test_bad_flags_exit_2(inproc: pytest.MonkeyPatch,
                           fake: FakeLLM, tmp_path: Path, args: list[str], message: str) -> None:
@@ -528,3 +529,73 @@ def test_compare_prints_deltas_between_two_evals(inproc: pytest.MonkeyPatch,
     assert [q["delta"] for q in data["questions"]] == pytest.approx([0.5, -1.0])
     missing = dexter(inproc, fake, tmp_path, "eval", "compare", "a", "nowhere")
     assert missing.code == 2 and "No eval directory at nowhere" in missing.stderr
+
+
+# -- --from-runs -------------------------------------------------------------------------
+
+FILING = "ACME Corp FY2024 (10-K)\nTotal revenue | 4,250 | 3,900\n"
+
+
+def read(path: str) -> Reply:
+    return Reply(tool_calls=[ToolCallSpec("read_file", {"path": path})], usage=Usage(500, 20))
+
+
+def test_from_runs_reruns_each_question_on_its_recorded_tool_results(
+        inproc: pytest.MonkeyPatch, fake: FakeLLM, tmp_path: Path) -> None:
+    dataset = write_dataset(tmp_path / "two.csv", [("Trends", 1), ("Adjustments", 1)])
+    (tmp_path / "acme.txt").write_text(FILING, encoding="utf-8")
+    fake.enqueue(read("acme.txt"), Reply(text="Revenue was $4,250 [S1]."),
+                 read("acme.txt"), Reply(text="Revenue rose to $4,250 [S1]."), route="openai")
+    fake.enqueue(verdicts(True), verdicts(False), route="anthropic")
+    first = eval_cli(inproc, fake, tmp_path, "--dataset", str(dataset))
+    assert first.code == 0, first.stderr
+    assert [line["verification"]["status"] for line in results(tmp_path)] == ["verified"] * 2
+    (tmp_path / "acme.txt").unlink()  # the data is gone: only the recording has it
+
+    # question 1 asks for the recorded call again; question 2 asks for something new
+    fake.enqueue(read("acme.txt"), Reply(text="Revenue was $4,250 [S1]."),
+                 read("other.txt"), Reply(text="Nothing new was found."), route="openai")
+    fake.enqueue(verdicts(True), verdicts(False), route="anthropic")
+    again = dexter(inproc, fake, tmp_path, "eval", "--from-runs", "out", "--jobs", "1")
+    assert again.code == 0, again.stderr + again.stdout
+    fake.assert_no_violations()
+    fake.assert_all_consumed()
+    requests = fake.requests_for("openai")
+    assert len(requests) == 8
+    assert all(r.body["model"] == MAIN for r in requests[4:])  # the earlier eval's model
+    assert all(r.body["model"] == JUDGE for r in fake.requests_for("anthropic")[2:])  # and judge
+    assert "Total revenue | 4,250 | 3,900" in json.dumps(requests[5].body)  # from the recording
+    assert "not recorded in" in json.dumps(requests[7].body)  # a new call gets the error
+
+    [out] = (tmp_path / "evals").iterdir()
+    assert out.name.endswith("-gpt-4.1-from-out")
+    meta = json.loads((out / "eval.json").read_text(encoding="utf-8"))
+    assert (meta["from_runs"], meta["model"], meta["judge_model"]) == ("out", MAIN, JUDGE)
+    lines = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert [(line["id"], line["status"], line["score"]) for line in lines] == [
+        ("1", "ok", 1.0), ("2", "ok", 0.0)]
+    assert lines[0]["verification"]["status"] == "verified"  # the recorded source counts
+    pad = [json.loads(x) for x in (out / lines[0]["scratchpad"]).read_text().splitlines()]
+    earlier_pad = results(tmp_path)[0]["scratchpad"]
+    assert pad[0]["rerun_of"] == str((tmp_path / "out" / earlier_pad).absolute())
+    summary_b = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert summary_b["from_runs"] == "out" and summary_b["mean_score"] == 0.5
+
+
+def test_from_runs_with_a_missing_scratchpad_fails_that_question_only(
+        inproc: pytest.MonkeyPatch, fake: FakeLLM, tmp_path: Path) -> None:
+    dataset = write_dataset(tmp_path / "two.csv", [("Trends", 1), ("Trends", 1)])
+    fake.enqueue(answer(1), answer(2), route="openai")
+    fake.enqueue(verdicts(True), verdicts(True), route="anthropic")
+    assert eval_cli(inproc, fake, tmp_path, "--dataset", str(dataset)).code == 0
+    (tmp_path / "out" / results(tmp_path)[0]["scratchpad"]).unlink()
+    fake.enqueue(answer(2), route="openai")
+    fake.enqueue(verdicts(True), route="anthropic")
+    again = dexter(inproc, fake, tmp_path, "eval", "--from-runs", "out", "--out", "again")
+    assert again.code == 0, again.stderr
+    lines = [json.loads(x) for x in (tmp_path / "again" / "results.jsonl").read_text().splitlines()]
+    by_id = {line["id"]: line for line in lines}
+    assert by_id["1"]["status"] == "failed" and "there is no such file" in by_id["1"]["error"]
+    assert by_id["2"]["status"] == "ok"
+    nowhere = dexter(inproc, fake, tmp_path, "eval", "--from-runs", "nowhere")
+    assert nowhere.code == 2 and "--from-runs nowhere: there is no such eval directory" in nowhere.stderr

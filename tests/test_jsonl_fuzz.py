@@ -305,3 +305,26 @@ def test_a_few_variants_through_the_real_cli(real_lines: list[Line], tmp_path: P
             result = run_cli(args, cwd=tmp_path, env=env)
             assert result.code in (0, 1), (what, result.stderr)
             assert "Traceback" not in result.stderr, (what, result.stderr)
+
+
+@pytest.mark.parametrize("deep", ["[" * 100_000, "[" * 950 + "]" * 950, '{"a": ' * 5_000 + "1"])
+def test_text_nested_thousands_deep_is_text_everywhere_it_is_parsed(tmp_path: Path,
+                                                                   deep: str) -> None:
+    """A tool's output, a model's tool arguments or an error body that is JSON nested
+    thousands deep is kept as text, not a RecursionError that ends the run."""
+    from dexter.providers.common import parse_tool_arguments
+    from dexter.providers.errors import classify_error
+    from dexter.render.format import result_summary
+
+    class BadRequest(Exception):
+        status_code = 400
+        body = deep
+
+    pad = Scratchpad(tmp_path, "q")
+    pad.add_tool_result("web_fetch", {}, deep, duration_ms=1, is_error=False, tool_call_id="c1")
+    assert pad.write_error is None and pad.tool_results[0].result == deep
+    [entry] = Scratchpad.read(pad.path).of_type("tool_result")
+    assert entry["result"] is not None
+    assert result_summary("web_fetch", deep)
+    assert parse_tool_arguments(deep) == ({}, deep)
+    assert classify_error(BadRequest("HTTP 400")).kind == "bad_request"

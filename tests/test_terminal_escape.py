@@ -180,13 +180,19 @@ def test_a_bad_config_value_exits_2_with_one_line(tmp_path: Path) -> None:
 
 
 @pytest.mark.e2e
-def test_a_binary_settings_file_is_a_clear_line(fake: FakeLLM, tmp_path: Path) -> None:
+def test_damaged_state_files_at_start_up(fake: FakeLLM, tmp_path: Path) -> None:
+    """A binary settings.json is one clear line; a RULES.md saved as Latin-1 is read with
+    U+FFFD in place of the bad byte. Neither is a traceback."""
     home = tmp_path / ".dexter"
     home.mkdir()
     (home / "settings.json").write_bytes(bytes(range(256)))
+    (home / "RULES.md").write_bytes(b"- Prefer caf\xe9 filings.\n")
     fake.enqueue(Reply(text="Hello."))
     result = run_cli(["ask", "--model", "gpt-5.6-sol", "hi"], cwd=tmp_path,
                      env=cli_env(fake, tmp_path))
     assert "Traceback" not in result.stderr
     assert "settings.json" in result.stderr and "not UTF-8" in result.stderr
     assert_no_raw_controls(result.stderr)
+    assert result.code == 0 and "Hello." in result.stdout
+    system = fake.requests_for("openai")[0].body["messages"][0]["content"]
+    assert "Prefer caf\ufffd filings." in system

@@ -153,15 +153,15 @@ def test_secret_refusal_says_why(ws: Path) -> None:
 
 async def test_read_numbers_lines_with_a_header(ctx: ToolContext) -> None:
     out = await call(ReadFileTool(), ctx, path="notes.txt")
-    assert out.splitlines() == ["File: notes.txt (lines 1-3 of 3)", "     1\talpha",
-                                "     2\tbeta", "     3\tgamma"]
+    assert out.splitlines() == ["File: notes.txt (lines 1-3 of 3)", "1:alpha", "2:beta",
+                                "3:gamma"]
 
 
 async def test_read_pages_with_offset_and_limit(ctx: ToolContext, ws: Path) -> None:
     (ws / "big.txt").write_text("".join(f"line {i}\n" for i in range(1, 5433)))
     out = await call(ReadFileTool(), ctx, path="big.txt", offset=201, limit=200)
     assert out.startswith("File: big.txt (lines 201-400 of 5,432)")
-    assert "   201\tline 201" in out and "   400\tline 400" in out and "line 401" not in out
+    assert "\n201:line 201\n" in out and "\n400:line 400\n" in out and "line 401" not in out
     assert out.endswith("[5,032 more lines. Call read_file again with offset=401 to continue.]")
 
 
@@ -176,7 +176,7 @@ async def test_read_stops_at_the_character_cap(ctx: ToolContext, ws: Path) -> No
     (ws / "wide.txt").write_text(("y" * 999 + "\n") * 100)
     out = await call(ReadFileTool(), ctx, path="wide.txt")
     assert len(out) <= MAX_READ_CHARS + 300
-    shown = re.findall(r"^\s+(\d+)\t", out, flags=re.M)
+    shown = re.findall(r"^(\d+):", out, flags=re.M)
     next_offset = int(shown[-1]) + 1
     assert "Stopped at 40,000 characters" in out and f"offset={next_offset}" in out
 

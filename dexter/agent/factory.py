@@ -164,7 +164,7 @@ def _recall(memory: Any, settings: Settings) -> tuple[MemoryRecalled | None, str
 
 def _rules(settings: Settings) -> str:
     path: Path = settings.home_path / "RULES.md"
-    try:
-        return path.read_text(encoding="utf-8")
+    try:  # bytes that are not UTF-8 (a file saved as Latin-1) become U+FFFD
+        return path.read_bytes().decode("utf-8", errors="replace")
     except OSError:
         return ""

@@ -238,11 +238,16 @@ class Agent:
             state.iterations = iteration
             self._messages, _ = repair.repair_transcript(self._messages)
             if cfg.enabled:
+                before_micro = self._messages
                 micro = microcompact_stage(self._messages, cfg, self.compactable)
                 async with aclosing(self._apply(micro, pad, trace="micro")) as stage_events:
                     async for event in stage_events:
                         yield event
-                self._messages = thinking.strip_old_thinking(self._messages, cfg.keep_thinking)
+                # in batches, so the request prefix (the prompt cache) changes rarely; for
+                # free in a turn where microcompact already changed the view
+                batch = 1 if self._messages is not before_micro else thinking.STRIP_BATCH
+                self._messages = thinking.strip_old_thinking(self._messages, cfg.keep_thinking,
+                                                             batch=batch)
 
             response: ModelResponse | None = None
             try:

@@ -51,6 +51,8 @@ class AskOptions:
     """Ask in the most recently used saved session."""
     resume: str | None = None
     """Ask in the saved session whose id starts with this."""
+    max_cost: float | None = None
+    max_tokens: int | None = None
 
 
 def run_ask(options: AskOptions) -> int:
@@ -62,6 +64,8 @@ def run_ask(options: AskOptions) -> int:
         settings = settings_for(options.config, model=options.model,
                                 max_iterations=options.max_iterations,
                                 trace=True if options.trace else None,
+                                **{"limits.max_cost_usd": options.max_cost,
+                                   "limits.max_tokens": options.max_tokens},
                                 **({"memory.enabled": False} if options.no_memory else {}))
         from dexter.cli.sessions_cmd import AskSession
 
@@ -83,6 +87,11 @@ def run_ask(options: AskOptions) -> int:
     problem = check_session(session, options.allow)
     if problem is not None:
         return problem
+    if options.output is not None:
+        refused = output_problem(options.output, Path.cwd(), settings.home_path)
+        if refused is not None:
+            print_error(refused)
+            return EXIT_USAGE
     saved.announce(settings.model)
     outcome = render_run(session, options.question, json_out=options.json_out,
                          plain=options.plain, conversation=saved.record.conversation)
@@ -92,7 +101,7 @@ def run_ask(options: AskOptions) -> int:
     done = outcome
     if options.output is not None and done.status == "ok":
         try:
-            options.output.parent.mkdir(parents=True, exist_ok=True)
+            options.output.parent.mkdir(exist_ok=True)  # at most the last folder
             when = datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
             document = answer_document(done, options.question, when)
             options.output.write_text(scrub(document), encoding="utf-8")
@@ -180,3 +189,21 @@ def _discard_stdout() -> None:
         pass
     finally:
         os.close(devnull)
+
+
+def output_problem(path: Path, cwd: Path, home: Path) -> str | None:
+    """Why ``--output PATH`` is refused, or None. A relative path must stay inside the
+    working directory or ``DEXTER_HOME`` (an absolute path is the user's own choice); only
+    the last folder of it may be missing (it is created)."""
+    target = (cwd / path).resolve() if not path.is_absolute() else path.resolve()
+    if not path.is_absolute() and not any(target.is_relative_to(root.resolve())
+                                          for root in (cwd, home)):
+        return (f"--output {path} points outside the working directory ({cwd}) and "
+                f"DEXTER_HOME; give an absolute path if you mean it.")
+    if target.is_dir():
+        return f"--output {path} is a folder; give a file name, e.g. {path}/answer.md."
+    folder = target.parent
+    if not folder.exists() and not folder.parent.is_dir():
+        return (f"--output {path}: the folder {folder.parent} does not exist (dexter creates "
+                "at most the last folder); create it first.")
+    return None

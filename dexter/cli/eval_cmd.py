@@ -47,7 +47,14 @@ def run_eval(command: EvalCommand) -> int:
     """Run (or resume) an eval; 0 when it ran, 1 when a provider error stopped it, 2 for
     bad flags, dataset or output directory, 130 when interrupted."""
     from dexter.evals.display import JsonDisplay, PlainDisplay, ProgressDisplay
-    from dexter.evals.harness import EvalOptions, EvalUsageError, execute, finish, prepare
+    from dexter.evals.harness import (
+        EvalOptions,
+        EvalUsageError,
+        execute,
+        finish,
+        from_runs_model,
+        prepare,
+    )
     from dexter.evals.outputs import OutputError
 
     options = EvalOptions(
@@ -56,8 +63,11 @@ def run_eval(command: EvalCommand) -> int:
         max_cost=command.max_cost, allow=command.allow, yes=command.yes,
         retry_failed=command.retry_failed, from_runs=command.from_runs,
     )
+    model = command.model
+    if model is None and command.from_runs is not None:
+        model = from_runs_model(command.from_runs)  # rerun with the earlier eval's model
     try:
-        settings = settings_for(command.config, model=command.model,
+        settings = settings_for(command.config, model=model,
                                 max_iterations=command.max_iterations)
         prepared = prepare(settings, options)
     except (CliError, ConfigError, EvalUsageError) as exc:

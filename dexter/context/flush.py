@@ -1,12 +1,16 @@
 """Memory flush: before compaction, keep the durable facts of the session in memory files.
 
-One model call asks for facts about the user and decisions worth remembering; the reply
-is appended under a dated heading to the day's file ``<memory dir>/YYYY-MM-DD.md`` (local
+One model call asks for facts about the user and decisions worth remembering. It sees the
+conversation (``conversation_text``: the user's messages, earlier summaries and the
+model's own notes and conclusions), not the raw tool results: the prompt itself says tool
+output is not memory material, and resending every result made each flush request larger
+than the largest main request. The reply is appended under a dated heading to the day's file ``<memory dir>/YYYY-MM-DD.md`` (local
 date), which the memory index reads. A reply saying there is nothing to keep writes nothing.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -15,7 +19,7 @@ from pathlib import Path
 from dexter.context.calls import call_model
 from dexter.context.tokens import estimate_message_tokens, estimate_text_tokens
 from dexter.memory.store import memory_lock
-from dexter.messages import Usage, UserMessage
+from dexter.messages import AssistantMessage, Message, Usage, UserMessage
 from dexter.providers.base import ChatModel, ModelRequest
 from dexter.providers.errors import ProviderError
 from dexter.secrets import scrub
@@ -33,13 +37,16 @@ DEFAULT_FLUSH_OUTPUT_TOKENS = 2_048
 REQUEST_SAFETY = 0.85
 """Share of the window a flush request may fill (the estimate is approximate)."""
 
-_OMITTED_NOTE = "[Earlier tool results omitted to fit the model's context window: {chars:,} characters]\n\n"
+_OMITTED_NOTE = "[Earlier conversation omitted to fit the model's context window: {chars:,} characters]\n\n"
 _NOTHING_RE = re.compile(
     r"^(?:no|nothing|none)\b.{0,80}\b(?:memor(?:y|ies)|remember|keep|store|save|flush|"
     r"durable|facts?|worth)\b", re.I | re.S,
 )
 _FENCE_RE = re.compile(r"^```[a-zA-Z]*\n(?P<body>.*?)\n?```$", re.S)
 _RESULT_START = re.compile(r"(?m)^### ")
+_CALL_ARGS_CHARS = 200
+_SPEAKERS = {"query": "The user (this query)", "history": "The user (earlier in the session)",
+             "queued": "The user (while the agent worked)", "summary": "Summary of the research so far"}
 
 
 class FlushError(Exception):
@@ -55,18 +62,46 @@ class FlushResult:
     text: str
     """The bullets written (empty when there was nothing to keep)."""
     omitted_chars: int = 0
-    """Characters of older tool results left out so the request fit the window."""
+    """Characters of the older conversation left out so the request fit the window."""
     usage: Usage = field(default_factory=Usage)
 
 
-def build_flush_prompt(query: str, tool_results_text: str) -> str:
-    """The user prompt of the flush call."""
+def conversation_text(messages: list[Message]) -> str:
+    """The flush's material: the conversation without the raw tool results.
+
+    One ``### `` block per message: the user's messages (the query, earlier-session turns,
+    messages typed while the agent worked, a compaction summary) and the assistant's text
+    (its notes and conclusions), with each tool call as one line (tool name and
+    arguments, cut short). Tool results, the system prompt and dexter's own notes to the
+    model are left out.
+    """
+    blocks: list[str] = []
+    for message in messages:
+        if isinstance(message, UserMessage):
+            speaker = _SPEAKERS.get(message.kind)
+            if speaker and message.content.strip():
+                blocks.append(f"### {speaker}\n{message.content.strip()}")
+        elif isinstance(message, AssistantMessage):
+            lines = [message.text.strip()] if message.text.strip() else []
+            for call in message.tool_calls:
+                args = json.dumps(call.arguments, ensure_ascii=False, sort_keys=True)
+                if len(args) > _CALL_ARGS_CHARS:
+                    args = args[:_CALL_ARGS_CHARS] + "…"
+                lines.append(f"[called {call.name} {args}]")
+            if lines:
+                blocks.append("### The assistant\n" + "\n".join(lines))
+    return "\n\n".join(blocks)
+
+
+def build_flush_prompt(query: str, conversation: str) -> str:
+    """The user prompt of the flush call; ``conversation`` is ``conversation_text``."""
     return (
         "This research session is about to be compacted: older context will be replaced "
         "by a summary. Before that happens, pick out what is worth remembering about the "
         "user for future sessions.\n\n"
         f"The user's query:\n{query}\n\n"
-        f"What the session retrieved so far:\n{tool_results_text or '[no tool results yet]'}\n\n"
+        "The conversation so far (the user's messages and the assistant's notes; raw tool "
+        f"output is left out):\n{conversation or '[nothing yet]'}\n\n"
         "Write concise markdown bullets (\"- ...\") of durable facts only:\n"
         "- the user's financial goals, time horizon and liquidity needs;\n"
         "- holdings, accounts (brokerage, 401k, IRA) and allocation changes;\n"
@@ -81,7 +116,7 @@ def build_flush_prompt(query: str, tool_results_text: str) -> str:
 async def memory_flush(
     model: ChatModel,
     query: str,
-    tool_results_text: str,
+    conversation: str,
     *,
     window: int,
     memory_dir: Path,
@@ -91,10 +126,10 @@ async def memory_flush(
 ) -> FlushResult:
     """Ask ``model`` for durable facts and append them to today's memory file.
 
-    The request never exceeds ``window``: when the tool results do not fit, the MOST
-    RECENT part that fits is sent (cut at a result boundary when possible) with a note
-    saying how much was left out. One call, no chunking: a flush is a best-effort
-    safety net, and the newest results are the likeliest to hold what is not yet in memory.
+    ``conversation`` is ``conversation_text`` of the view. The request never exceeds
+    ``window``: when the conversation does not fit, the MOST RECENT part that fits is sent
+    (cut at a message boundary when possible) with a note saying how much was left out. One call, no chunking: a flush is a best-effort
+    safety net, and the newest messages are the likeliest to hold what is not yet in memory.
 
     Raises ``FlushError`` when the call fails, the window is too small, or the file cannot
     be written.
@@ -106,7 +141,7 @@ async def memory_flush(
         raise FlushError(
             f"The model's context window ({window:,} tokens) is too small for a memory flush."
         )
-    material, omitted = fit_recent(tool_results_text, room)
+    material, omitted = fit_recent(conversation, room)
     if omitted:
         material = _OMITTED_NOTE.format(chars=omitted) + material
     request = ModelRequest(
@@ -134,8 +169,8 @@ async def memory_flush(
 def fit_recent(text: str, max_tokens: int) -> tuple[str, int]:
     """The most recent part of ``text`` within ``max_tokens``, and how many chars were cut.
 
-    Cuts at the first result boundary (a line starting ``### ``) inside the kept part when
-    there is one, so the model never sees half a result header.
+    Cuts at the first block boundary (a line starting ``### ``) inside the kept part when
+    there is one, so the model never sees half a block header.
     """
     if estimate_text_tokens(text) <= max_tokens:
         return text, 0

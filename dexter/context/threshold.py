@@ -20,7 +20,7 @@ from typing import Protocol
 
 from dexter.config import ContextSettings
 from dexter.context.compaction import CompactionResult, apply_compaction, continuation_message
-from dexter.context.flush import FlushResult
+from dexter.context.flush import FlushResult, conversation_text
 from dexter.context.limits import TokenSource, context_threshold, tokens_in_use
 from dexter.context.stage import StageResult
 from dexter.context.tokens import estimate_message_tokens
@@ -33,14 +33,12 @@ Compactor = Callable[[str, Sequence[str]], Awaitable[CompactionResult]]
 """``(query, compaction input pieces) -> CompactionResult``; raises on failure."""
 
 Flusher = Callable[[str, str], Awaitable[FlushResult]]
-"""``(query, tool_results_text) -> FlushResult``; raises on failure."""
+"""``(query, conversation) -> FlushResult``; raises on failure. ``conversation`` is
+``flush.conversation_text`` of the view: the flush never sees the raw tool results."""
 
 
 class ScratchpadView(Protocol):
     """What the threshold stage needs from the scratchpad."""
-
-    def tool_results_text(self) -> str:
-        """Memory-flush input: the summary plus later results, or every result."""
 
     def compaction_input(self) -> list[str]:
         """The same material as pieces, one per record, for compaction to chunk."""
@@ -116,7 +114,8 @@ async def manage_context_threshold(
     ``extra_tokens`` (tool schemas). Nothing happens while ``used <= threshold`` or when
     ``cfg.enabled`` is false. Otherwise, in order:
 
-    1. memory flush, when ``flush`` is given (memory on) and ``state.flushed`` is false.
+    1. memory flush, when ``flush`` is given (memory on) and ``state.flushed`` is false,
+       over the conversation of the view (``conversation_text``), not the tool results.
        It does not shrink the view, so the next step always follows. A failed flush is
        reported in the end event and not retried before the next compaction/truncation.
     2. compaction, when ``state.compaction_failures < max_compaction_failures`` and the
@@ -150,7 +149,7 @@ async def manage_context_threshold(
         files: list[str] = []
         error = ""
         try:
-            flushed = await flush(query, scratchpad.tool_results_text())
+            flushed = await flush(query, conversation_text(messages))
             files = list(flushed.files_written)
             usage = usage + flushed.usage
         except Exception as exc:

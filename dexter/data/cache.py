@@ -84,7 +84,7 @@ class DiskCache:
         path = self.path_for(namespace, params)
         try:
             raw = path.read_text(encoding="utf-8")
-        except OSError:
+        except (OSError, UnicodeDecodeError):  # missing, or damaged: a miss
             return None
         try:
             entry = json.loads(raw)
@@ -94,7 +94,7 @@ class DiskCache:
             if expires is not None and not isinstance(expires, int | float):
                 raise ValueError("malformed expiry")
             url = str(entry.get("url", ""))
-        except ValueError:
+        except (ValueError, RecursionError):
             with contextlib.suppress(OSError):
                 path.unlink()
             return None

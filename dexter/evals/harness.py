@@ -29,6 +29,13 @@ from dexter.evals.dataset import (
     load_dataset,
     select,
 )
+from dexter.evals.from_runs import (
+    EarlierEval,
+    FromRunsError,
+    load_earlier,
+    replay_setup,
+    rules_text,
+)
 from dexter.evals.judge import Judge
 from dexter.evals.outputs import (
     META_FILE,
@@ -92,6 +99,10 @@ class PreparedEval:
     judge: Judge
     judge_model_name: str
     pricing: Pricing
+    recordings: dict[str, Path] | None = None
+    """``--from-runs``: each question's recorded run (its tools answer from it)."""
+    notices: list[str] = field(default_factory=list)
+    """Lines to show when the eval starts."""
     results: ResultsFile = field(init=False)
 
     def __post_init__(self) -> None:
@@ -111,10 +122,11 @@ class PreparedEval:
                 await self.judge.model.aclose()
 
 
-def default_out_dir(model: str, today: date | None = None) -> Path:
-    """``evals/<YYYY-MM-DD>-<model>`` (characters a path should not hold become ``-``)."""
-    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", model).strip("-") or "model"
-    return Path("evals") / f"{(today or date.today()):%Y-%m-%d}-{slug}"
+def default_out_dir(model: str, today: date | None = None, *, suffix: str = "") -> Path:
+    """``evals/<YYYY-MM-DD>-<model>[-<suffix>]`` (characters a path should not hold
+    become ``-``)."""
+    name = f"{(today or date.today()):%Y-%m-%d}-{model}" + (f"-{suffix}" if suffix else "")
+    return Path("evals") / (re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-") or "eval")
 
 
 def _check_options(options: EvalOptions) -> None:
@@ -124,11 +136,28 @@ def _check_options(options: EvalOptions) -> None:
         raise EvalUsageError(f"--limit must be at least 1 (got {options.limit}).")
     if options.max_cost is not None and options.max_cost <= 0:
         raise EvalUsageError(f"--max-cost must be more than 0 dollars (got {options.max_cost}).")
-    if options.from_runs is not None:
-        raise EvalUsageError(
-            "--from-runs is not available yet: it replays an earlier eval's recorded tool "
-            "results through dexter rerun, which this version does not have. Run the eval "
-            "live (without --from-runs).")
+    if options.from_runs is not None and options.dataset is not None:
+        raise EvalUsageError("--from-runs takes its questions from the earlier eval; leave out "
+                             "--dataset.")
+
+
+def earlier_eval(directory: Path) -> EarlierEval:
+    """The earlier eval of ``--from-runs``. Raises ``EvalUsageError``."""
+    try:
+        return load_earlier(directory)
+    except FromRunsError as exc:
+        raise EvalUsageError(str(exc)) from None
+
+
+def from_runs_model(directory: Path) -> str | None:
+    """The model of the eval in ``directory`` (``--from-runs`` reruns with it unless
+    ``--model`` says otherwise); None when it cannot be told."""
+    try:
+        meta = read_json(directory / META_FILE)
+    except OutputError:
+        return None
+    model = meta.get("model") if meta else None
+    return model if isinstance(model, str) and model.strip() else None
 
 
 def _judge_model(session: Session, name: str, settings: Settings) -> ChatModel:
@@ -144,12 +173,13 @@ def _judge_model(session: Session, name: str, settings: Settings) -> ChatModel:
     return create_chat_model(resolved, settings)
 
 
-def _meta(options: EvalOptions, settings: Settings, judge: str, dataset: Path) -> dict[str, Any]:
+def _meta(options: EvalOptions, settings: Settings, judge: str, dataset: str,
+          digest: str) -> dict[str, Any]:
     return {
         "model": settings.model,
         "judge_model": judge,
-        "dataset": str(dataset),
-        "dataset_sha256": file_digest(dataset),
+        "dataset": dataset,
+        "dataset_sha256": digest,
         "from_runs": str(options.from_runs) if options.from_runs else "",
         "created": datetime.now().astimezone().isoformat(timespec="seconds"),
         "dexter_version": __version__,
@@ -165,6 +195,9 @@ def _check_resume(out_dir: Path, meta: dict[str, Any], earlier: dict[str, Any] |
                 raise EvalUsageError(
                     f"{out_dir} holds an eval with {key.replace('_', ' ')} {earlier[key]}, not "
                     f"{meta[key]}. Pass another --out, or {flag} {earlier[key]} to resume it.")
+        if (earlier.get("from_runs") or "") != meta["from_runs"]:
+            was = f"--from-runs {earlier['from_runs']}" if earlier.get("from_runs") else "live tools"
+            raise EvalUsageError(f"{out_dir} holds an eval run with {was}. Pass another --out.")
     by_id = {q.id: q for q in questions}
     for ident, result in finished.items():
         q = by_id.get(ident)
@@ -178,20 +211,38 @@ def prepare(settings: Settings, options: EvalOptions) -> PreparedEval:
     """Plan an eval and open its session and judge. Raises ``EvalUsageError`` (flags,
     dataset, output directory) or ``ConfigError`` (a missing key)."""
     _check_options(options)
-    dataset_path = options.dataset or default_dataset_path()
+    earlier_run: EarlierEval | None = None
+    notices: list[str] = []
+    if options.from_runs is not None:
+        earlier_run = earlier_eval(options.from_runs)
+        everything = earlier_run.questions
+        dataset_path = Path(str(earlier_run.meta.get("dataset") or options.from_runs))
+        dataset, digest = str(dataset_path), str(earlier_run.meta.get("dataset_sha256") or "")
+        if earlier_run.unrecorded:
+            notices.append(f"Left out {len(earlier_run.unrecorded)} questions with no recorded "
+                           f"run in {options.from_runs}: {', '.join(earlier_run.unrecorded)}.")
+    else:
+        dataset_path = options.dataset or default_dataset_path()
+        try:
+            everything = load_dataset(dataset_path)
+        except DatasetError as exc:
+            raise EvalUsageError(str(exc)) from None
+        dataset, digest = str(dataset_path), file_digest(dataset_path)
     try:
-        everything = load_dataset(dataset_path)
         questions = select(everything, type_name=options.type_name, limit=options.limit)
     except DatasetError as exc:
         raise EvalUsageError(str(exc)) from None
-    out_dir = options.out or default_out_dir(settings.model)
+    out_dir = options.out or default_out_dir(
+        settings.model, suffix=f"from-{options.from_runs.name}" if options.from_runs else "")
     if out_dir.exists() and not out_dir.is_dir():
         raise EvalUsageError(f"--out {out_dir} is a file, not a directory.")
     settings = dataclasses.replace(settings, scratchpad_dir=str((out_dir / SCRATCHPAD_DIR).resolve()))
 
     from dexter.providers.registry import resolve_model
 
-    judge_name = (options.judge_model or "").strip() or resolve_model(settings.model, settings).fast_model
+    judge_name = ((options.judge_model or "").strip()
+                  or (earlier_run.judge_model if earlier_run is not None else "")
+                  or resolve_model(settings.model, settings).fast_model)
     resolve_model(judge_name, settings)  # a bad judge name fails before anything runs
     pricing = Pricing(model_price(settings.model, settings), model_price(judge_name, settings))
     if options.max_cost is not None:
@@ -202,7 +253,7 @@ def prepare(settings: Settings, options: EvalOptions) -> PreparedEval:
                 f"--max-cost needs prices, and dexter's catalog has none for "
                 f"{' and '.join(dict.fromkeys(unpriced))} (see dexter models). Run without "
                 "--max-cost, or pick priced models.")
-    meta = _meta(options, settings, judge_name, dataset_path)
+    meta = _meta(options, settings, judge_name, dataset, digest)
     try:
         earlier = read_json(out_dir / META_FILE)
         results = ResultsFile(out_dir / RESULTS_FILE)
@@ -231,6 +282,8 @@ def prepare(settings: Settings, options: EvalOptions) -> PreparedEval:
         questions=questions, order=[q.id for q in everything], finished=finished,
         pending=pending_questions(questions, finished, retry_failed=options.retry_failed),
         meta=meta, session=session, judge=judge, judge_model_name=judge_name, pricing=pricing,
+        recordings=earlier_run.scratchpads if earlier_run is not None else None,
+        notices=notices,
     )
 
 
@@ -245,9 +298,13 @@ async def execute(prepared: PreparedEval, display: Display) -> Stop | None:
     """Run the pending questions (results appended as they finish); returns why new
     questions stopped starting early, if they did. Closes the clients at the end."""
     setup = prepared.session.agent.setup
+    recordings = prepared.recordings
+    rules = rules_text(prepared.settings.home_path)
 
-    async def setup_for(_question: EvalQuestion) -> AgentSetup:
-        return setup
+    async def setup_for(question: EvalQuestion) -> AgentSetup:
+        if recordings is None:
+            return setup
+        return replay_setup(setup, recordings[question.id], rules=rules)
 
     runner = EvalRunner(
         setup_for=setup_for, judge=prepared.judge, results=prepared.results, display=display,
@@ -261,6 +318,8 @@ async def execute(prepared: PreparedEval, display: Display) -> Stop | None:
     try:
         write_json(prepared.out_dir / META_FILE, prepared.meta)
         display.start(tally, len(prepared.pending))
+        for notice in prepared.notices:
+            display.notice(notice)
         return await runner.run(prepared.pending, tally)
     finally:
         await prepared.aclose()

@@ -35,6 +35,11 @@ FATAL_KINDS = frozenset({"auth", "billing", "not_found"})
 SetupFor = Callable[[EvalQuestion], Awaitable[AgentSetup]]
 
 
+class QuestionSetupError(Exception):
+    """One question cannot be set up (e.g. its recording is unreadable): it fails with this
+    message and the eval goes on."""
+
+
 @dataclass
 class Tally:
     """Running figures over the eval's results (those resumed and those finished now)."""
@@ -172,6 +177,10 @@ class EvalRunner:
                         result.scratchpad = self._relative(event.scratchpad)
                     elif isinstance(event, Done):
                         done = event
+        except QuestionSetupError as exc:
+            result.error = str(exc)
+            result.score, result.passed_all = 0.0, False
+            return result
         except Exception as exc:  # a bug or a broken tool: this question fails, the eval goes on
             result.error = f"the run raised {type(exc).__name__}: {exc}"
             result.score, result.passed_all = 0.0, False

@@ -31,7 +31,7 @@ def parse_tool_arguments(raw: str) -> tuple[dict[str, Any], str | None]:
         return {}, None
     try:
         value = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested thousands deep
         return {}, raw
     if not isinstance(value, dict):
         return {}, raw

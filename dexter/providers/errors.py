@@ -185,7 +185,7 @@ def _error_dict(body: Any) -> dict[str, Any]:
     if isinstance(body, str):
         try:
             body = json.loads(body)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested thousands deep
             return {}
     if not isinstance(body, dict):
         return {}

@@ -190,7 +190,7 @@ def result_summary(tool: str, result: str, source_urls: tuple[str, ...] = ()) ->
     if stripped[:1] in ("{", "["):
         try:
             payload = json.loads(stripped)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested thousands deep
             payload = None
         summary = _json_summary(tool, payload, suffix) if payload is not None else None
         if summary is not None:

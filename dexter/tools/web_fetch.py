@@ -135,7 +135,7 @@ def cache_get(home: Path, url: str, allow_private: bool) -> Page | None:
     path = _cache_file(home, url)
     try:
         page = Page(**json.loads(path.read_text(encoding="utf-8")))
-    except (OSError, ValueError, TypeError):
+    except (OSError, ValueError, TypeError, RecursionError):
         return None
     if page.url != url or not _fresh(page, allow_private):
         return None
