@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1] / "dexter"
 LAYERS: list[set[str]] = [
     {"filelock"},
     {"config", "events", "messages", "secrets", "text", "failures", "settings_file"},
-    {"sandbox", "scratchpad", "data", "memory", "providers", "frontend", "evidence"},
+    {"sandbox", "scratchpad", "data", "memory", "providers", "frontend", "evidence", "skills"},
     {"permissions", "context", "tools"},
     {"agent", "render", "rerun"},
     {"testing"},

@@ -71,6 +71,7 @@ def build_session(
     recall: tuple[MemoryRecalled | None, str] | None = None,
     preapproved: tuple[Sequence[str], bool] | None = None,
     rerun_of: Path | None = None,
+    skill: str | None = None,
 ) -> Session:
     """Resolve the model and build the agent. Raises ``ConfigError`` for a missing key.
 
@@ -80,12 +81,22 @@ def build_session(
     then decided by them (``NonInteractivePermissions``).
     ``rerun_of``: the recorded scratchpad the ``tools`` answer from (``dexter rerun``,
     ``dexter.rerun.recorded_tools``); the runs' scratchpads name it.
+    ``skill``: the name of a skill whose instructions go into the system prompt
+    (``dexter ask --skill``); an unknown name is a ``ConfigError``.
     """
     from dexter.providers.call import create_chat_model
     from dexter.providers.registry import resolve_model
 
     env = os.environ if env is None else env
     check_scratchpad_dir(settings)
+    from dexter.skills.catalog import load_catalog
+
+    catalog = load_catalog(settings.home_path, Path.cwd())
+    active_skill = catalog.get(skill) if skill is not None else None
+    if skill is not None and active_skill is None:
+        names = ", ".join(catalog.names) or "none are installed"
+        raise ConfigError(f"No skill is called {skill!r} (available: {names}). "
+                          "'dexter skills' lists them.")
     resolved = resolve_model(settings.model, settings)
     model = create_chat_model(resolved, settings, env=env)
     fast, fast_window = model, resolved.context_window
@@ -102,13 +113,14 @@ def build_session(
     if tools is None:
         from dexter.tools.registry import build_tools
 
-        tools = build_tools(settings, memory=memory, interactive=interactive)
+        tools = build_tools(settings, memory=memory, interactive=interactive, skills=catalog)
 
     runner = shell_sandbox(settings)
     recalled, memory_text = recall if recall is not None and memory is not None \
         else _recall(memory, settings)
     prompt = build_system_prompt(tools, memory_text=memory_text,
-                                 memory_enabled=memory is not None, rules=_rules(settings))
+                                 memory_enabled=memory is not None, rules=_rules(settings),
+                                 skills=catalog.skills, active_skill=active_skill)
     setup = AgentSetup(
         settings=settings, model=model, fast_model=fast,
         context_window=resolved.context_window, fast_context_window=fast_window,

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from datetime import date
 from typing import Any
 
+from dexter.skills.catalog import Skill
 from dexter.tools.base import Tool
 
 IDENTITY = (
@@ -57,14 +58,26 @@ def build_system_prompt(
     memory_text: str = "",
     memory_enabled: bool = False,
     rules: str = "",
+    skills: Sequence[Skill] = (),
+    active_skill: Skill | None = None,
 ) -> str:
-    """Assemble the system prompt for one run. Everything in it is stable for the session."""
+    """Assemble the system prompt for one run. Everything in it is stable for the session.
+
+    ``skills`` are listed by name and description only (their bodies come from the
+    ``skill`` tool, so the list is shown only when that tool is there); ``active_skill``
+    (``dexter ask --skill``) has its whole body included as instructions for the run.
+    """
     day = today or date.today()
     parts = [IDENTITY, f"Current date: {day.strftime('%A, %B')} {day.day}, {day.year}"]
     if tools:
         lines = [f"- **{tool.name}**: {_first_sentence(tool.description)}" for tool in tools]
         parts.append("## Tools\n" + "\n".join(lines))
     parts.append(TOOL_POLICY)
+    if skills and any(tool.name == "skill" for tool in tools):
+        parts.append(skills_section(skills))
+    if active_skill is not None:
+        parts.append(f"## Skill loaded for this run: {active_skill.name}\nFollow these "
+                     f"instructions for the user's request.\n\n{active_skill.body.strip()}")
     if memory_enabled:
         memory = (
             "## Memory\nYou keep notes about the user across sessions (goals, holdings, risk "
@@ -79,6 +92,14 @@ def build_system_prompt(
                      + rules.strip())
     parts.append(ANSWER_FORMAT)
     return "\n\n".join(parts)
+
+
+def skills_section(skills: Sequence[Skill]) -> str:
+    """The Skills section: one line per skill, its name and description (never its body)."""
+    lines = [f"- **{skill.name}**: {skill.description}" for skill in skills]
+    return ("## Skills\nSkills are step-by-step instructions for kinds of tasks. When a "
+            "request matches one, load it first with the skill tool ({\"name\": ...}) and "
+            "follow it.\n" + "\n".join(lines))
 
 
 def _first_sentence(text: str) -> str:

@@ -12,7 +12,7 @@ import difflib
 import os
 import re
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -251,14 +251,21 @@ class ReadFileTool(Tool[ReadFileParams]):
         "results). Returns numbered lines (each starts with its number and a colon, `12:`, "
         "which is not part of the file), up to 2,000 lines or 40,000 characters per call, "
         "with a hint for the next offset. Files with huge lines can be read by byte range "
-        "(byte_offset/byte_limit). Secret files (.env, keys) are refused."
+        "(byte_offset/byte_limit). Secret files (.env, keys) are refused. Also reads the "
+        "resource files of skills (the paths the skill tool lists)."
     )
     params: ClassVar[type[BaseModel]] = ReadFileParams
     concurrency_safe: ClassVar[bool] = True
     compactable: ClassVar[bool] = True
 
+    def __init__(self, read_roots: Sequence[Path] = ()) -> None:
+        # Folders readable besides the working directory and DEXTER_HOME: the skill
+        # folders (only readable: the write tools keep the plain sandbox).
+        self.read_roots = tuple(read_roots)
+
     async def run(self, args: ReadFileParams, ctx: ToolContext) -> str:
-        return await asyncio.to_thread(read_file_text, sandbox_of(ctx), args)
+        sandbox = sandbox_for(ctx.cwd, ctx.home, self.read_roots)
+        return await asyncio.to_thread(read_file_text, sandbox, args)
 
 
 # -- writing helpers ---------------------------------------------------------------------
@@ -562,6 +569,7 @@ class EditFileTool(Tool[EditFileParams]):
         return edit_preview(sandbox_of(ctx), args)
 
 
-def file_tools() -> list[Tool[Any]]:
-    """``read_file``, ``write_file`` and ``edit_file``, for the tool registry."""
-    return [ReadFileTool(), WriteFileTool(), EditFileTool()]
+def file_tools(read_roots: Sequence[Path] = ()) -> list[Tool[Any]]:
+    """``read_file``, ``write_file`` and ``edit_file``, for the tool registry;
+    ``read_roots`` are extra folders only ``read_file`` may read (skill folders)."""
+    return [ReadFileTool(read_roots), WriteFileTool(), EditFileTool()]
