@@ -19,8 +19,6 @@ import asyncio
 import hashlib
 import io
 import json
-import os
-import tempfile
 import time
 from collections import OrderedDict
 from dataclasses import asdict, dataclass
@@ -30,6 +28,7 @@ from typing import Any, ClassVar
 import httpx
 from pydantic import BaseModel, Field
 
+from dexter.filelock import write_atomic
 from dexter.messages import UserMessage
 from dexter.providers.base import ChatModel, ModelRequest
 from dexter.providers.errors import ProviderError
@@ -154,12 +153,10 @@ def cache_put(home: Path, page: Page) -> None:
     """Cache a page under its requested URL, in memory and (best effort) on disk."""
     _remember(page.url, page)
     path = _cache_file(home, page.url)
+    data = json.dumps(asdict(page), ensure_ascii=False).encode("utf-8", "replace")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(asdict(page), handle, ensure_ascii=False)
-        os.replace(tmp, path)
+        write_atomic(path, data)  # another dexter may write the same page: whole files only
     except OSError:
         return
 
