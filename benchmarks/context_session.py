@@ -50,6 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from pydantic import BaseModel
 
 import dexter.agent.loop as loop_module
+from dexter.agent.conversation import Conversation
 from dexter.agent.factory import build_session
 from dexter.config import Settings
 from dexter.context import (
@@ -370,6 +371,8 @@ def stage_clock() -> Iterator[StageClock]:
          _timed_threshold(clock, threshold.manage_context_threshold)),
         (compaction, "compact", _timed_llm(clock, compaction.compact)),
     ]
+    # a function the loop no longer imports by name is not patched (nothing to time there)
+    patches = [(module, name, fn) for module, name, fn in patches if hasattr(module, name)]
     originals = [(module, name, getattr(module, name)) for module, name, _ in patches]
     for module, name, replacement in patches:
         setattr(module, name, replacement)
@@ -420,12 +423,13 @@ def history_messages(count: int) -> list[Message]:
 
 async def _drive(settings: Settings, env: dict[str, str], tools: list[Tool[Any]],
                  history: list[Message], events: list[Event]) -> None:
-    session = build_session(settings, env=env, tools=tools, history=history,
-                            memory_enabled=False)
+    session = build_session(settings, env=env, tools=tools, memory_enabled=False)
     agent = session.agent
+    conversation = Conversation()
+    conversation.messages = lambda: list(history)  # type: ignore[method-assign]
     try:
         async for event in agent.run("How did semiconductor gross margins evolve? "
-                                     "Use every dataset."):
+                                     "Use every dataset.", conversation):
             events.append(event)
     finally:
         for model in {id(agent.setup.model): agent.setup.model,
