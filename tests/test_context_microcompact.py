@@ -140,3 +140,19 @@ def test_caller_decides_what_is_compactable() -> None:
 def test_disabled_defenses_clear_nothing() -> None:
     messages = head() + rounds(12)
     assert microcompact(messages, ContextSettings(enabled=False)) == (messages, None)
+
+
+def test_clearing_comes_in_batches_so_the_request_prefix_changes_rarely() -> None:
+    """One result per turn: once a trigger is crossed everything but the keep count is
+    cleared, and the view then stays as it is until the trigger is crossed again (a
+    prompt cache keeps its prefix), never one more result per turn."""
+    view: list[Message] = head()
+    changed_at = []
+    for n in range(1, 24):
+        view = view + tool_round(f"c{n}")
+        new, report = microcompact(view, CFG)
+        if report is not None:
+            changed_at.append((n, report.cleared))
+        view = new
+    # 9 results: clear 5 (4 stay); then 5 more turns until 9 again, and so on
+    assert changed_at == [(9, 5), (14, 5), (19, 5)]
