@@ -77,6 +77,28 @@ class ProviderSettings:
 
 
 @dataclass
+class McpServerSettings:
+    """One MCP server (``[mcp.servers.NAME]``): ``command`` (+ ``args``, ``env``) runs it
+    over stdio; ``url`` (+ ``headers``) reaches it over streamable HTTP. Exactly one of the two."""
+
+    command: str = ""
+    args: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    url: str = ""
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class McpSettings:
+    """MCP servers as tools (docs/mcp.md). ``servers`` comes from ``[mcp.servers.NAME]`` tables."""
+
+    max_schema_share: float = 0.05
+    startup_timeout: float = 30.0
+    call_timeout: float = 120.0
+    servers: dict[str, McpServerSettings] = field(default_factory=dict)
+
+
+@dataclass
 class ToolSettings:
     """Tool-layer switches and endpoints."""
 
@@ -134,6 +156,7 @@ class Settings:
     verify: VerifySettings = field(default_factory=VerifySettings)
     providers: dict[str, ProviderSettings] = field(default_factory=dict)
     context_windows: dict[str, int] = field(default_factory=dict)
+    mcp: McpSettings = field(default_factory=McpSettings)
     config_path: str = ""
 
     @property
@@ -214,6 +237,9 @@ RANGES: dict[str, Range] = {
     "bash.memory_mb": Range(16, 1_048_576, "MiB", zero="no limit"),
     "bash.max_processes": Range(1, 1_000_000, zero="no limit"),
     "bash.max_file_mb": Range(1, 1_048_576, "MiB", zero="no limit"),
+    "mcp.max_schema_share": Range(0, 1, zero="always search", low_open=True),
+    "mcp.startup_timeout": Range(0.1, 600, "seconds"),
+    "mcp.call_timeout": Range(0.1, 3_600, "seconds"),
     "verify.repair_turns": Range(0, 10, "requests"),
     "context_windows.*": Range(1_024, 100_000_000, "tokens"),
 }
@@ -227,6 +253,7 @@ URL_KEYS = ("tools.financial_datasets_base_url", "tools.sec_edgar_base_url",
 
 _SECTIONS = {"context": ContextSettings, "memory": MemorySettings, "tools": ToolSettings,
              "bash": BashSettings, "verify": VerifySettings}
+_SECTIONS["mcp"] = McpSettings  # its servers are [mcp.servers.NAME] tables (_Loader.apply_mcp)
 _TOP_LEVEL_KEYS = frozenset(
     f.name for f in dataclasses.fields(Settings)
     if f.name not in _SECTIONS and f.name not in {"providers", "context_windows", "config_path"})
@@ -359,6 +386,8 @@ class _Loader:
                 for model, tokens in value.items():
                     settings.context_windows[model] = tokens
                     self.sources[f"context_windows.{model}"] = where
+            elif key == "mcp" and isinstance(value, dict):
+                self.apply_mcp(path, value)
             elif key in _SECTIONS:
                 if not isinstance(value, dict):
                     raise ConfigError(f"{path}: [{key}] must be a table.")
@@ -366,6 +395,29 @@ class _Loader:
                     self.set_field(getattr(settings, key), key, k, v, where)
             else:
                 self.set_field(settings, "", key, value, where)
+
+    def apply_mcp(self, path: Path, table: dict[str, Any]) -> None:
+        """``[mcp]`` keys, and each ``[mcp.servers.NAME]`` table as a server."""
+        where, mcp = str(path), self.settings.mcp
+        for k, v in table.items():
+            if k != "servers":
+                self.set_field(mcp, "mcp", k, v, where)
+                continue
+            if not isinstance(v, dict) or not all(isinstance(t, dict) for t in v.values()):
+                raise ConfigError(f"{path}: [mcp.servers] must hold [mcp.servers.NAME] tables.")
+            for name, server_table in v.items():
+                server = mcp.servers.setdefault(name, McpServerSettings())
+                for sk, sv in server_table.items():
+                    section = f"mcp.servers.{name}"
+                    if sk in ("env", "headers"):
+                        if not isinstance(sv, dict) or not all(
+                                isinstance(x, str) for x in sv.values()):
+                            raise ConfigError(f"{path} [{section}]: '{sk}' must be a table of "
+                                              "strings (NAME = \"value\").")
+                        setattr(server, sk, dict(sv))
+                        self.sources[f"{section}.{sk}"] = where
+                    else:
+                        self.set_field(server, section, sk, sv, where)
 
     def apply_env(self, env: typing.Mapping[str, str]) -> None:
         for var, dotted in _ENV_ALIASES.items():
@@ -382,7 +434,7 @@ class _Loader:
             for section in _SECTIONS:
                 if rest.startswith(section + "_"):
                     key = rest[len(section) + 1:]
-                    if key in {f.name for f in dataclasses.fields(_SECTIONS[section])}:
+                    if key in {f.name for f in dataclasses.fields(_SECTIONS[section])} - {"servers"}:
                         self.set_dotted(f"{section}.{key}", raw, source=var)
                     break
 
@@ -507,6 +559,35 @@ def _strings(settings: Settings) -> Iterator[tuple[str, str]]:
         yield from of(getattr(settings, section), section)
     for pid, prov in settings.providers.items():
         yield from of(prov, f"providers.{pid}")
+    for name, server in settings.mcp.servers.items():
+        yield from of(server, f"mcp.servers.{name}")
+        for key, table in (("env", server.env), ("headers", server.headers)):
+            yield from ((f"mcp.servers.{name}.{key}", v) for v in table.values())
+
+
+_MCP_NAME = re.compile(r"[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*")
+
+
+def _validate_mcp(settings: Settings, sources: dict[str, str]) -> None:
+    """Each ``[mcp.servers.NAME]``: a usable name, and either a command or an http(s) URL."""
+    for name, server in settings.mcp.servers.items():
+        label = f"[mcp.servers.{name}]"
+        where = _where(f"mcp.servers.{name}.{'url' if server.url else 'command'}", sources)
+        if not _MCP_NAME.fullmatch(name) or len(name) > 30:
+            raise ConfigError(f"{where}: {label}: the server name must be letters, digits, - "
+                              "and single _ (at most 30), e.g. [mcp.servers.prices].")
+        if bool(server.command.strip()) == bool(server.url):
+            raise ConfigError(f"{where}: {label} needs either command (a stdio server) or url "
+                              "(streamable HTTP), not both and not neither.")
+        parts = urlsplit(server.url)
+        if server.url and (parts.scheme not in ("http", "https") or not parts.netloc):
+            raise ConfigError(f"{where}: {label} url = {server.url!r} is not a URL; allowed: "
+                              "http://host... or https://host...")
+        if server.url and (server.args or server.env):
+            raise ConfigError(f"{where}: {label}: args and env are for a command; an HTTP "
+                              "server takes headers.")
+        if server.command and server.headers:
+            raise ConfigError(f"{where}: {label}: headers are for a url; a command takes env.")
 
 
 def _validate(settings: Settings, sources: dict[str, str] | None = None) -> None:
@@ -535,6 +616,7 @@ def _validate(settings: Settings, sources: dict[str, str] | None = None) -> None
             raise ConfigError(f"{_where(dotted, sources)}: {_label(dotted)} = "
                               f"{prov.api_key_env!r} is not an environment variable name; "
                               "allowed: letters, digits and _ (e.g. MYLAB_API_KEY).")
+    _validate_mcp(settings, sources)
     if not settings.model.strip():
         raise ConfigError("model is empty. Set --model, DEXTER_MODEL or 'model' in the config file.")
     ctx = settings.context

@@ -16,6 +16,7 @@ from dexter.config import (
     BashSettings,
     ConfigError,
     ContextSettings,
+    McpSettings,
     MemorySettings,
     Settings,
     ToolSettings,
@@ -51,8 +52,12 @@ def test_example_file_lists_every_key_with_its_default() -> None:
     top = {f.name for f in dataclasses.fields(Settings)} - {
         "context", "memory", "tools", "bash", "verify", "providers", "context_windows",
         "config_path"}
+    top -= {"mcp"}
     for name in top:
         assert data[name] == getattr(defaults, name), name
+    for f in dataclasses.fields(McpSettings):
+        if f.name != "servers":  # [mcp.servers.NAME] tables: examples in comments
+            assert data["mcp"][f.name] == getattr(McpSettings(), f.name), f"[mcp] {f.name}"
     for section, cls in (("context", ContextSettings), ("memory", MemorySettings),
                          ("tools", ToolSettings), ("bash", BashSettings),
                          ("verify", VerifySettings)):
