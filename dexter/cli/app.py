@@ -83,6 +83,7 @@ def ask(
     trace: Annotated[bool, typer.Option("--trace", help="Log each context stage to stderr (also DEXTER_TRACE=1).")] = False,
     no_memory: Annotated[bool, typer.Option("--no-memory", help="Turn persistent memory off for this run.")] = False,
     plain: Annotated[bool, typer.Option("--plain", help="Plain lines even on a terminal.")] = False,
+    skill: Annotated[str | None, typer.Option("--skill", metavar="NAME", help="Load this skill's instructions for the run (see dexter skills).")] = None,
     continue_: ContinueOpt = False,
     resume: Annotated[str | None, typer.Option("--resume", "-r", metavar="ID", help="Ask in the saved session with this id (or the start of one).")] = None,
 ) -> None:
@@ -97,6 +98,7 @@ def ask(
         no_memory=no_memory or bool(_global(ctx, "no_memory")), plain=plain,
         continue_=continue_ or bool(_global(ctx, "continue")),
         resume=resume if resume is not None else cast(str | None, _global(ctx, "resume")),
+        skill=skill,
     )
     raise typer.Exit(run_ask(options))
 
@@ -143,6 +145,14 @@ def models(config: ConfigOpt = None) -> None:
     from dexter.cli.models_cmd import run_models
 
     raise typer.Exit(run_models(config))
+
+
+@app.command()
+def skills(config: ConfigOpt = None) -> None:
+    """List the skills (name, description, where each came from) and any that are malformed."""
+    from dexter.cli.skills_cmd import run_skills
+
+    raise typer.Exit(run_skills(config))
 
 
 @app.command()

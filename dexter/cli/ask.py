@@ -53,6 +53,8 @@ class AskOptions:
     """Ask in the saved session whose id starts with this."""
     max_cost: float | None = None
     max_tokens: int | None = None
+    skill: str | None = None
+    """A skill whose instructions are loaded for the run (``--skill``)."""
 
 
 def run_ask(options: AskOptions) -> int:
@@ -80,6 +82,7 @@ def run_ask(options: AskOptions) -> int:
             interactive=False,
             trace=stderr_trace() if settings.trace else None,
             preapproved=(allow, options.yes),
+            skill=options.skill,
         )
     except (CliError, ConfigError) as exc:
         print_error(str(exc))
@@ -124,6 +127,10 @@ def check_session(session: Session, allow: list[str]) -> int | None:
         return EXIT_USAGE
     for warning in getattr(getattr(setup.permissions, "engine", None), "warnings", []):
         print_error(f"settings.json: {warning}")
+    from dexter.skills.catalog import load_catalog
+
+    for warning in load_catalog(setup.settings.home_path, Path.cwd()).warnings:
+        print_warning(warning)
     from dexter.agent.factory import shell_notice
 
     notice = shell_notice(session)

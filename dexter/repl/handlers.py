@@ -87,6 +87,30 @@ async def scratchpad_command(repl: ReplLike, _arg: str) -> None:
     repl.note(f"Replay it with: dexter replay {pad.path}")
 
 
+async def skills_command(repl: ReplLike, _arg: str) -> None:
+    """``/skills``: the skills the agent can load, what each does and where it came from."""
+    from pathlib import Path
+
+    from dexter.skills.catalog import load_catalog, locations_text, skill_rows
+
+    cwd = Path.cwd()
+    catalog = load_catalog(repl.settings.home_path, cwd)
+    for warning in catalog.warnings:
+        repl.print(Text(f"⚠ {warning}", style="yellow"))
+    if catalog.skills:
+        table = Table(show_edge=False, pad_edge=False)
+        for column in ("Skill", "Description", "From"):
+            table.add_column(column, overflow="fold")
+        for row in skill_rows(catalog, cwd):
+            table.add_row(*(Text(cell) for cell in row))
+        repl.print(table)
+        repl.note("Ask for the task (\"a DCF of NVDA\") and the agent loads the skill; "
+                  "skills added after the session started are loaded on /model or a restart.")
+    else:
+        repl.note("No skills found.")
+    repl.note(locations_text(catalog))
+
+
 async def cost_command(repl: ReplLike, _arg: str) -> None:
     """``/cost``: session tokens and estimated cost."""
     price = model_price(repl.settings.model, repl.settings)
@@ -429,6 +453,8 @@ def build_registry() -> CommandRegistry:
                 usage="[add TEXT | edit]", arguments=("add", "edit")),
         Command("scratchpad", "Path of the current run's log file", scratchpad_command,
                 read_only=True),
+        Command("skills", "Skills the agent can load and where they came from",
+                skills_command, read_only=True),
         Command("cost", "Session tokens and estimated cost", cost_command, read_only=True),
         Command("exit", "Quit dexter", exit_command, read_only=True),
     ):

@@ -265,3 +265,25 @@ def _tool_list(raw: str) -> tuple[str, ...]:
         text = text[1:-1]
     items = (item.strip("\"'") for item in re.split(r"[,\s]+", text))
     return tuple(dict.fromkeys(item for item in items if item and item != "-"))
+
+
+def skill_rows(catalog: SkillCatalog, cwd: Path | None = None) -> list[tuple[str, str, str]]:
+    """(name, description, where it came from) per skill, for ``dexter skills`` and
+    ``/skills``; the place is the source and the folder (relative to ``cwd`` when inside),
+    plus the source it overrides."""
+    rows = []
+    for skill in catalog.skills:
+        folder = skill.folder
+        if cwd is not None and folder.is_relative_to(cwd):
+            folder = folder.relative_to(cwd)
+        where = f"{skill.source} ({folder})"
+        if skill.overrides:
+            where += f", overrides {skill.overrides}"
+        rows.append((skill.name, skill.description, where))
+    return rows
+
+
+def locations_text(catalog: SkillCatalog) -> str:
+    """One line naming where skills are looked for, lowest priority first."""
+    return "Skills are looked for in " + "; ".join(
+        f"{source}: {folder}" for source, folder in catalog.searched) + " (later ones win)."
