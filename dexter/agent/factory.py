@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 from collections.abc import Mapping, Sequence
@@ -11,6 +12,7 @@ from typing import Any
 
 from dexter.agent.executor import Approver, deny_all
 from dexter.agent.loop import Agent, AgentSetup
+from dexter.agent.mcp_setup import McpPlan, plan_mcp, start_mcp
 from dexter.agent.prompts import build_system_prompt
 from dexter.agent.queue import MessageQueue
 from dexter.config import ConfigError, Settings
@@ -19,6 +21,7 @@ from dexter.events import MemoryRecalled
 from dexter.permissions.engine import build_permission_engine, noninteractive_engine
 from dexter.sandbox.runner import SandboxRunner
 from dexter.tools.base import Tool, UserInputFn
+from dexter.tools.mcp_client import McpManager
 
 
 @dataclass
@@ -31,9 +34,17 @@ class Session:
     recalled: MemoryRecalled | None = None
     memory_text: str = ""
     """The recalled memory as put in the system prompt (reused by a rebuild: see ``recall``)."""
+    mcp: McpManager | None = None
+    """The session's MCP servers (stopped by ``aclose``), None when none are configured."""
+    mcp_plan: McpPlan | None = None
 
     async def aclose(self) -> None:
-        """Close the model clients' HTTP connections (errors while closing are ignored)."""
+        """Close the model clients' HTTP connections and stop the MCP servers (errors while
+        closing are ignored)."""
+        if self.mcp is not None:
+            manager, self.mcp = self.mcp, None
+            with contextlib.suppress(Exception):
+                await asyncio.to_thread(manager.close)
         seen: set[int] = set()
         for model in (self.agent.setup.model, self.agent.setup.fast_model):
             if id(model) not in seen:
@@ -114,6 +125,11 @@ def build_session(
         from dexter.tools.registry import build_tools
 
         tools = build_tools(settings, memory=memory, interactive=interactive, skills=catalog)
+    mcp, mcp_plan = None, None
+    if rerun_of is None and settings.mcp.servers:
+        mcp = start_mcp(settings)  # reports a server that fails; never raises
+        mcp_plan = plan_mcp(mcp, settings, resolved.context_window)
+        tools = [*tools, *mcp_plan.tools]
 
     runner = shell_sandbox(settings)
     recalled, memory_text = recall if recall is not None and memory is not None \
@@ -135,7 +151,7 @@ def build_session(
         recalled=recalled, rerun_of=rerun_of,
     )
     return Session(Agent(setup), resolved.model, resolved.provider.display_name, recalled,
-                   memory_text)
+                   memory_text, mcp=mcp, mcp_plan=mcp_plan)
 
 
 def shell_notice(session: Session) -> str:

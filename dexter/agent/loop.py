@@ -128,13 +128,20 @@ class Agent:
         self._messages: list[Message] = []
         self.scratchpad: Scratchpad | None = None
         self.compactable = frozenset(t.name for t in setup.tools if t.compactable)
-        self._tool_specs = tuple(
+        self._all_specs = tuple(
             ToolSpec(t.name, t.description, t.json_schema()) for t in setup.tools
         )
         self.threshold = context_threshold(setup.context_window, self.settings.context)
         self._specs_tokens = estimate_tool_specs_tokens(self._tool_specs)
         self._token_cache = MessageTokenCache()
         self._last_stage = StageResult([])
+
+    @property
+    def _tool_specs(self) -> tuple[ToolSpec, ...]:
+        """The definitions sent with the next request: those of the bound tools (an MCP
+        tool in search mode is bound once ``mcp_search`` selects it)."""
+        return tuple(s for s, t in zip(self._all_specs, self.setup.tools, strict=True)
+                     if t.bound())
 
     @property
     def messages(self) -> list[Message]:

@@ -70,7 +70,8 @@ def build_system_prompt(
     day = today or date.today()
     parts = [IDENTITY, f"Current date: {day.strftime('%A, %B')} {day.day}, {day.year}"]
     if tools:
-        lines = [f"- **{tool.name}**: {_first_sentence(tool.description)}" for tool in tools]
+        lines = [f"- **{tool.name}**: {_first_sentence(tool.description)}" for tool in tools
+                 if tool.bound()]
         parts.append("## Tools\n" + "\n".join(lines))
     parts.append(TOOL_POLICY)
     if skills and any(tool.name == "skill" for tool in tools):

@@ -309,7 +309,7 @@ class RuleBasedPermissions:
                 rules.append(parse_rule(item))
             except RuleError:
                 continue
-        if any(r.kind == "tool" and r.tool_name == tool_name for r in rules):
+        if any(r.kind == "tool" and r.covers(tool_name) for r in rules):
             return True
         if tool_name == "bash":
             extra = [r for r in rules if r.tool == "Bash"]
@@ -336,7 +336,8 @@ def allow_list_problems(allow_list: Collection[str], tool_names: Collection[str]
         except RuleError as exc:
             problems.append(f"--allow {item!r}: {exc}")
             continue
-        if tool_names and rule.tool_name not in tool_names:
+        if tool_names and not any(rule.covers(n) for n in tool_names) \
+                and not rule.tool_name.startswith("mcp__"):  # a server that failed to start
             problems.append(f"--allow {item!r}: there is no tool {rule.tool!r}. Use a tool name "
                             f"({known}) or a rule such as 'Bash(git log:*)'.")
     return problems
@@ -358,7 +359,7 @@ def preapproved(tool_name: str, allow_list: Collection[str], yes: bool,
             rule = parse_rule(item)
         except RuleError:
             continue
-        if rule.kind == "tool" and rule.tool_name == tool_name:
+        if rule.kind == "tool" and rule.covers(tool_name):
             return True
         if tool_name == "bash" and rule.tool == "Bash" and args:
             parsed = parse_command(str(args.get("command", "")))

@@ -41,7 +41,8 @@ DISPLAY_TO_TOOL = {
     "WebFetch": "web_fetch", "WebSearch": "web_search",
 }
 TOOL_TO_DISPLAY = {tool: display for display, tool in DISPLAY_TO_TOOL.items()}
-_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")  # MCP server names may hold '-'
+MCP_PREFIX = "mcp__"
 _HOST = re.compile(r"^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)*"
                    r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
 
@@ -66,6 +67,15 @@ class Rule:
 
     def __str__(self) -> str:
         return serialise_rule(self)
+
+    def covers(self, tool_name: str) -> bool:
+        """Whether this rule is about ``tool_name``: its name, or an MCP server's prefix
+        (``mcp__prices`` covers every ``mcp__prices__TOOL``)."""
+        name = self.tool_name
+        if name == tool_name:
+            return True
+        return (name.startswith(MCP_PREFIX) and "__" not in name[len(MCP_PREFIX):]
+                and tool_name.startswith(name + "__"))
 
     def matches_segment(self, seg: Segment) -> bool:
         """True when this Bash rule covers one simple command."""
@@ -214,7 +224,7 @@ class RuleSet:
 
     def for_tool(self, kind: Behavior, tool_name: str) -> list[Rule]:
         """The rules of one behaviour about one tool (by tool name)."""
-        return [r for r in self.of(kind) if r.tool_name == tool_name]
+        return [r for r in self.of(kind) if r.covers(tool_name)]
 
     def to_dict(self) -> dict[str, list[str]]:
         """The ``permissions`` object as written to settings.json."""

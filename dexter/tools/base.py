@@ -122,6 +122,11 @@ class Tool(ABC, Generic[P]):
         content), computed without changing anything; None: nothing to show."""
         return None
 
+    def bound(self) -> bool:
+        """Whether the tool's definition is sent with the next request (True; an MCP tool
+        in search mode is not until ``mcp_search`` selects it). It can be called either way."""
+        return True
+
     def evidence(self, content: str) -> str:
         """The part of a successful result whose numbers count as evidence (all of it)."""
         return content

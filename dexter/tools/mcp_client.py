@@ -1,0 +1,299 @@
+"""The MCP client: connects to the configured ``[mcp.servers.NAME]`` and keeps them open.
+
+Every server runs in one background thread with its own event loop, so the connection
+(an anyio task group inside the SDK) lives as long as the session whatever event loop the
+caller uses (``dexter ask``, the REPL, ``dexter mcp list``). A server that fails to start
+or dies is reported once (``report``) and marked failed; calls to its tools then fail with
+a message naming it. Nothing here raises past ``McpError``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import re
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, TextIO
+
+from dexter.config import McpServerSettings, McpSettings
+
+Status = Literal["not started", "running", "failed", "stopped"]
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+class McpError(Exception):
+    """An MCP server could not be used; the message names the server and says why."""
+
+
+@dataclass(frozen=True)
+class McpToolInfo:
+    """One tool a server offers, as listed by ``tools/list``."""
+
+    server: str
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    read_only: bool
+    title: str = ""
+
+
+@dataclass
+class ServerState:
+    """What dexter knows about one configured server."""
+
+    name: str
+    config: McpServerSettings
+    status: Status = "not started"
+    error: str = ""
+    tools: list[McpToolInfo] = field(default_factory=list)
+    reported: bool = False
+    session: Any = None
+    ready: asyncio.Event | None = None
+    stop: asyncio.Event | None = None
+    task: asyncio.Task[None] | None = None
+
+    @property
+    def transport(self) -> str:
+        """``stdio`` or ``http``."""
+        return "http" if self.config.url else "stdio"
+
+
+def expand_vars(value: str, env: dict[str, str] | os._Environ[str]) -> str:
+    """``${NAME}`` in an env or header value becomes the variable's value ('' when unset),
+    so keys stay in the environment rather than the config file."""
+    return _VAR.sub(lambda m: env.get(m.group(1), ""), value)
+
+
+def _describe(exc: BaseException) -> str:
+    """A one-line reason from an exception (the first leaf of an exception group)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+class McpManager:
+    """The configured MCP servers of one session: started together by :meth:`start`,
+    stopped by :meth:`close`."""
+
+    def __init__(self, settings: McpSettings, *, log_dir: Path | None = None,
+                 report: Callable[[str], None] | None = None,
+                 env: dict[str, str] | None = None) -> None:
+        self.settings = settings
+        self.servers = {name: ServerState(name, cfg) for name, cfg in settings.servers.items()}
+        self._log_dir = log_dir
+        self._report = report or (lambda line: print(line, file=sys.stderr))
+        self._env = dict(os.environ) if env is None else dict(env)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._logs = contextlib.ExitStack()
+        self._lock = threading.Lock()
+
+    # -- lifecycle ----------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Connect to every server and list its tools (in parallel, each within
+        ``startup_timeout``). Failures are reported and kept in ``servers``; never raises."""
+        with self._lock:
+            if self._loop is not None or not self.servers:
+                return
+            self._loop = asyncio.new_event_loop()
+            self._thread = threading.Thread(target=self._loop.run_forever, name="dexter-mcp",
+                                            daemon=True)
+            self._thread.start()
+        timeout = self.settings.startup_timeout
+        future = asyncio.run_coroutine_threadsafe(self._start_all(timeout), self._loop)
+        try:
+            future.result(timeout + 5)
+        except Exception as exc:  # the start itself went wrong: every server is unusable
+            for state in self.servers.values():
+                if state.status == "not started":
+                    self._fail(state, _describe(exc))
+
+    def close(self) -> None:
+        """Stop every server (closing stdio processes and HTTP sessions) and the thread."""
+        with self._lock:
+            loop, thread = self._loop, self._thread
+            self._loop = None
+        if loop is None:
+            return
+        with contextlib.suppress(Exception):
+            asyncio.run_coroutine_threadsafe(self._stop_all(), loop).result(15)
+        loop.call_soon_threadsafe(loop.stop)
+        if thread is not None:
+            thread.join(5)
+        with contextlib.suppress(OSError):
+            self._logs.close()
+
+    @property
+    def tools(self) -> list[McpToolInfo]:
+        """The tools of the running servers, in configuration order."""
+        return [t for s in self.servers.values() if s.status == "running" for t in s.tools]
+
+    # -- calls ---------------------------------------------------------------------------
+
+    async def call(self, server: str, tool: str, arguments: dict[str, Any]) -> Any:
+        """Call a tool from any event loop; returns the SDK's ``CallToolResult``.
+
+        Raises ``McpError`` naming the server when it is not running, the call times out
+        or the connection fails (the server is then marked failed and reported once).
+        """
+        state = self.servers.get(server)
+        loop = self._loop
+        if state is None or loop is None or state.status != "running":
+            raise McpError(self.unavailable(server))
+        future = asyncio.run_coroutine_threadsafe(self._call(state, tool, arguments), loop)
+        return await asyncio.wrap_future(future)
+
+    def unavailable(self, server: str) -> str:
+        """Why a server's tools cannot be called, as a tool error says it."""
+        state = self.servers.get(server)
+        if state is None:
+            return f"MCP server '{server}' is not configured."
+        why = state.error or state.status
+        return f"MCP server '{server}' is unavailable ({why}); its tools cannot be used."
+
+    async def _call(self, state: ServerState, tool: str, arguments: dict[str, Any]) -> Any:
+        timeout = self.settings.call_timeout
+        try:
+            return await asyncio.wait_for(state.session.call_tool(tool, arguments), timeout)
+        except TimeoutError:
+            raise McpError(f"MCP server '{state.name}': {tool} did not answer within "
+                           f"{timeout:g} seconds.") from None
+        except Exception as exc:
+            from mcp.shared.exceptions import MCPError
+            from mcp_types import CONNECTION_CLOSED
+
+            if isinstance(exc, MCPError) and exc.code != CONNECTION_CLOSED:
+                # the server answered with an error: it is still alive
+                raise McpError(f"MCP server '{state.name}': {tool} failed: {exc}") from None
+            self._fail(state, f"the connection failed: {_describe(exc)}{self._log_tail(state)}")
+            raise McpError(self.unavailable(state.name)) from None
+
+    # -- inside the thread ----------------------------------------------------------------
+
+    async def _start_all(self, timeout: float) -> None:
+        for state in self.servers.values():
+            state.ready, state.stop = asyncio.Event(), asyncio.Event()
+            state.task = asyncio.create_task(self._serve(state))
+
+        async def wait(state: ServerState) -> None:
+            assert state.ready is not None and state.task is not None
+            try:
+                await asyncio.wait_for(state.ready.wait(), timeout)
+            except TimeoutError:
+                state.task.cancel()
+                self._fail(state, f"did not start within {timeout:g} seconds"
+                                  f"{self._log_tail(state)}")
+
+        await asyncio.gather(*(wait(s) for s in self.servers.values()))
+
+    async def _stop_all(self) -> None:
+        tasks = []
+        for state in self.servers.values():
+            if state.stop is not None:
+                state.stop.set()
+            if state.task is not None and not state.task.done():
+                tasks.append(state.task)
+        if tasks:
+            _, pending = await asyncio.wait(tasks, timeout=10)
+            for task in pending:
+                task.cancel()
+        for state in self.servers.values():
+            if state.status == "running":
+                state.status = "stopped"
+
+    async def _serve(self, state: ServerState) -> None:
+        """Open the connection, list the tools, then hold it open until told to stop."""
+        from mcp.client.session import ClientSession
+
+        assert state.ready is not None and state.stop is not None
+        try:
+            async with contextlib.AsyncExitStack() as stack:
+                read, write = await stack.enter_async_context(self._transport(state))
+                session = await stack.enter_async_context(ClientSession(read, write))
+                await session.initialize()
+                state.tools = await self._list_tools(state.name, session)
+                state.session, state.status = session, "running"
+                state.ready.set()
+                await state.stop.wait()
+        except asyncio.CancelledError:
+            if state.status == "not started":
+                self._fail(state, "start cancelled")
+        except BaseException as exc:  # a server problem is never a crash
+            if state.status in ("not started", "running"):
+                self._fail(state, f"{_describe(exc)}{self._log_tail(state)}")
+        finally:
+            state.session = None
+            if state.status == "running":
+                state.status = "stopped"
+            state.ready.set()
+
+    def _transport(self, state: ServerState) -> contextlib.AbstractAsyncContextManager[Any]:
+        cfg = state.config
+        if cfg.url:
+            from mcp.client.streamable_http import streamable_http_client
+            from mcp.shared._httpx_utils import create_mcp_http_client
+
+            headers = {k: expand_vars(v, self._env) for k, v in cfg.headers.items()}
+            return streamable_http_client(cfg.url, http_client=create_mcp_http_client(headers))
+        from mcp.client.stdio import StdioServerParameters, stdio_client
+
+        env = {k: expand_vars(v, self._env) for k, v in cfg.env.items()}
+        params = StdioServerParameters(command=cfg.command, args=list(cfg.args), env=env or None)
+        return stdio_client(params, errlog=self._open_log(state))
+
+    async def _list_tools(self, server: str, session: Any) -> list[McpToolInfo]:
+        from mcp_types import PaginatedRequestParams
+
+        found: list[McpToolInfo] = []
+        cursor: str | None = None
+        for _ in range(100):  # pages
+            params = PaginatedRequestParams(cursor=cursor) if cursor else None
+            listed = await session.list_tools(params=params)
+            for tool in listed.tools:
+                notes = tool.annotations
+                schema = tool.input_schema if isinstance(tool.input_schema, dict) else {}
+                found.append(McpToolInfo(
+                    server=server, name=tool.name, description=tool.description or "",
+                    input_schema=dict(schema),
+                    read_only=bool(notes is not None and notes.read_only_hint),
+                    title=(notes.title if notes is not None and notes.title else tool.title) or ""))
+            cursor = listed.next_cursor
+            if not cursor:
+                break
+        return found
+
+    # -- reporting ------------------------------------------------------------------------
+
+    def _fail(self, state: ServerState, why: str) -> None:
+        state.status, state.error = "failed", why
+        if not state.reported:
+            state.reported = True
+            with contextlib.suppress(Exception):
+                self._report(f"MCP server '{state.name}' {why}; its tools are unavailable.")
+
+    def _open_log(self, state: ServerState) -> TextIO:
+        """Where a stdio server's stderr goes (kept off the terminal): a file per server."""
+        path = Path(os.devnull)
+        if self._log_dir is not None:
+            self._log_dir.mkdir(parents=True, exist_ok=True)
+            path = self._log_dir / f"{state.name}.log"
+        return self._logs.enter_context(open(path, "w", encoding="utf-8"))  # closed in close()
+
+    def _log_tail(self, state: ServerState) -> str:
+        """The last line the server wrote to stderr, as ``(stderr: ...)``, if any."""
+        if self._log_dir is None or state.config.url:
+            return ""
+        try:
+            lines = (self._log_dir / f"{state.name}.log").read_text(
+                encoding="utf-8", errors="replace").strip().splitlines()
+        except OSError:
+            return ""
+        return f" (stderr: {lines[-1].strip()[:200]})" if lines else ""
+
