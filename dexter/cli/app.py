@@ -216,6 +216,20 @@ def memory_reindex(ctx: typer.Context, config: ConfigOpt = None) -> None:
     raise typer.Exit(run_memory("reindex", _config(ctx, config)))
 
 
+mcp_app = typer.Typer(help="MCP servers used as tools ([mcp.servers.NAME] in the config; docs/mcp.md).",
+                      no_args_is_help=True, rich_markup_mode=None)
+app.add_typer(mcp_app, name="mcp")
+
+
+@mcp_app.command("list")
+def mcp_list(ctx: typer.Context, config: ConfigOpt = None, model: ModelOpt = None) -> None:
+    """Start the configured MCP servers and list their status, tools and schema tokens."""
+    from dexter.cli.mcp_cmd import run_mcp_list
+
+    raise typer.Exit(run_mcp_list(_config(ctx, config),
+                                  model if model is not None else cast(str | None, _global(ctx, "model"))))
+
+
 eval_app = typer.Typer(help="Measure answer quality on a dataset of questions with rubrics (docs/eval.md).",
                        invoke_without_command=True, rich_markup_mode=None)
 app.add_typer(eval_app, name="eval")

@@ -111,6 +111,18 @@ async def skills_command(repl: ReplLike, _arg: str) -> None:
     repl.note(locations_text(catalog))
 
 
+async def mcp_command(repl: ReplLike, _arg: str) -> None:
+    """``/mcp``: the session's MCP servers, their status and tools, and the tokens saved."""
+    from dexter.agent.mcp_setup import report_lines
+
+    session = repl.session
+    if session is None:
+        repl.note("No session is open (no model can run), so no MCP server was started.")
+        return
+    for line in report_lines(session.mcp, session.mcp_plan):
+        repl.print(Text(line))
+
+
 async def cost_command(repl: ReplLike, _arg: str) -> None:
     """``/cost``: session tokens and estimated cost."""
     price = model_price(repl.settings.model, repl.settings)
@@ -456,6 +468,7 @@ def build_registry() -> CommandRegistry:
         Command("skills", "Skills the agent can load and where they came from",
                 skills_command, read_only=True),
         Command("cost", "Session tokens and estimated cost", cost_command, read_only=True),
+        Command("mcp", "MCP servers, their tools and context cost", mcp_command, read_only=True),
         Command("exit", "Quit dexter", exit_command, read_only=True),
     ):
         registry.add(command)

@@ -1,0 +1,190 @@
+"""End to end: real MCP servers (tests/fixtures/mcp_server.py, written with the SDK) over
+stdio and streamable HTTP, driven by ``dexter ask`` against the fake model."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dexter.testing.fakellm import FakeLLM, Reply, ToolCallSpec
+from tests.cli_helpers import CliResult, cli_env, run_cli
+
+pytestmark = pytest.mark.e2e
+
+SERVER = Path(__file__).parent / "fixtures" / "mcp_server.py"
+
+
+@pytest.fixture
+def llm() -> Iterator[FakeLLM]:
+    with FakeLLM() as server:
+        yield server
+
+
+def stdio_table(name: str, *args: str) -> str:
+    argv = ", ".join(f'"{a}"' for a in [str(SERVER), *args])
+    return f'[mcp.servers.{name}]\ncommand = "{sys.executable}"\nargs = [{argv}]\n'
+
+
+def ask(llm: FakeLLM, tmp_path: Path, config: str, *extra: str) -> CliResult:
+    path = tmp_path / "config.toml"
+    path.write_text(config, encoding="utf-8")
+    env = cli_env(llm, tmp_path, DEXTER_CONFIG=str(path))
+    return run_cli(["ask", "--json", *extra, "What is AAPL's price?"], cwd=tmp_path, env=env,
+                   timeout=120)
+
+
+def tool_names(request: Any) -> list[str]:
+    return [t["function"]["name"] for t in request.body.get("tools", [])]
+
+
+def tool_messages(request: Any) -> list[str]:
+    return [str(m["content"]) for m in request.body["messages"] if m["role"] == "tool"]
+
+
+def test_a_stdio_tool_result_reaches_the_model_and_the_ledger(llm: FakeLLM, tmp_path: Path) -> None:
+    llm.enqueue(Reply(tool_calls=[ToolCallSpec("mcp__fx__get_quote", {"ticker": "aapl"})]),
+                Reply(text="AAPL last traded at 123.45 USD [S1]."))
+    result = ask(llm, tmp_path, stdio_table("fx"))
+    assert result.code == 0, result.stderr
+    first = llm.requests[0].body["tools"]
+    quote = next(t for t in first if t["function"]["name"] == "mcp__fx__get_quote")
+    assert quote["function"]["parameters"]["required"] == ["ticker"]
+    assert "AAPL last price 123.45 USD" in tool_messages(llm.requests[-1])[0]
+    end = next(e for e in result.events if e["type"] == "tool_end")
+    assert end["tool"] == "mcp__fx__get_quote" and end["source_id"] == "S1"
+    assert "MCP server fx" in end["title"]
+
+
+def test_a_write_tool_is_denied_without_allow(llm: FakeLLM, tmp_path: Path) -> None:
+    call = ToolCallSpec("mcp__fx__place_order", {"ticker": "AAPL", "shares": 5})
+    llm.enqueue(Reply(tool_calls=[call]), Reply(text="The order was not approved."))
+    result = ask(llm, tmp_path, stdio_table("fx"))
+    assert result.code == 0, result.stderr
+    denied = next(e for e in result.events if e["type"] == "tool_denied")
+    assert denied["tool"] == "mcp__fx__place_order"
+    assert "--allow mcp__fx__place_order" in denied["reason"]
+    assert not any("ordered" in m for m in tool_messages(llm.requests[-1]))
+
+
+@pytest.mark.parametrize("allow", ["mcp__fx__place_order", "mcp__fx"])
+def test_allow_by_tool_or_by_server_lets_it_run(llm: FakeLLM, tmp_path: Path, allow: str) -> None:
+    call = ToolCallSpec("mcp__fx__place_order", {"ticker": "AAPL", "shares": 5})
+    llm.enqueue(Reply(tool_calls=[call]), Reply(text="Ordered."))
+    result = ask(llm, tmp_path, stdio_table("fx"), "--allow", allow)
+    assert result.code == 0, result.stderr
+    assert "ordered 5 AAPL" in tool_messages(llm.requests[-1])[0]
+
+
+def test_arguments_are_checked_against_the_servers_schema(llm: FakeLLM, tmp_path: Path) -> None:
+    llm.enqueue(Reply(tool_calls=[ToolCallSpec("mcp__fx__get_quote", {"symbol": "AAPL"})]),
+                Reply(text="Bad call."))
+    result = ask(llm, tmp_path, stdio_table("fx"))
+    assert result.code == 0, result.stderr
+    message = tool_messages(llm.requests[-1])[0]
+    assert "Invalid arguments for mcp__fx__get_quote" in message and "ticker" in message
+
+
+def test_a_server_that_fails_to_start_is_reported_once_and_the_run_goes_on(
+        llm: FakeLLM, tmp_path: Path) -> None:
+    llm.enqueue(Reply(tool_calls=[ToolCallSpec("mcp__broken__get_quote", {"ticker": "A"})]),
+                Reply(text="The broken server is unavailable."))
+    result = ask(llm, tmp_path, stdio_table("broken", "--crash") + stdio_table("fx"))
+    assert result.code == 0, result.stderr
+    assert result.stderr.count("MCP server 'broken'") == 1
+    assert "crashing on purpose" in result.stderr
+    assert "Traceback" not in result.stderr
+    names = tool_names(llm.requests[0])
+    assert "mcp__fx__get_quote" in names and not any("broken" in n for n in names)
+
+
+def test_a_server_that_dies_mid_run_gives_errors_naming_it(llm: FakeLLM, tmp_path: Path) -> None:
+    llm.enqueue(Reply(tool_calls=[ToolCallSpec("mcp__fx__die", {})]),
+                Reply(tool_calls=[ToolCallSpec("mcp__fx__get_quote", {"ticker": "AAPL"})]),
+                Reply(text="The server is gone."))
+    result = ask(llm, tmp_path, stdio_table("fx"))
+    assert result.code == 0, result.stderr
+    errors = [e for e in result.events if e["type"] == "tool_error"]
+    assert len(errors) == 2
+    assert all("MCP server 'fx'" in e["error"] for e in errors)
+    assert "unavailable" in errors[1]["error"]
+    assert result.stderr.count("MCP server 'fx'") == 1
+    assert "Traceback" not in result.stderr
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def http_server() -> Iterator[str]:
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, str(SERVER), "--http", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(300):  # until it accepts connections
+            if proc.poll() is not None:
+                pytest.fail("the HTTP MCP server exited")
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def test_a_streamable_http_server(llm: FakeLLM, tmp_path: Path, http_server: str) -> None:
+    llm.enqueue(Reply(tool_calls=[ToolCallSpec("mcp__web__get_quote", {"ticker": "msft"})]),
+                Reply(text="MSFT is 123.45 USD."))
+    config = f'[mcp.servers.web]\nurl = "{http_server}"\nheaders = {{X-Test = "1"}}\n'
+    result = ask(llm, tmp_path, config)
+    assert result.code == 0, result.stderr
+    assert "MSFT last price 123.45 USD" in tool_messages(llm.requests[-1])[0]
+
+
+def test_search_mode_binds_only_the_chosen_tool(llm: FakeLLM, tmp_path: Path) -> None:
+    config = "[mcp]\nmax_schema_share = 0.001\n" + stdio_table("fx", "--many", "30")
+    llm.enqueue(
+        Reply(tool_calls=[ToolCallSpec("mcp_search", {"query": "price ticker"})]),
+        Reply(tool_calls=[ToolCallSpec("mcp_search", {"select": ["mcp__fx__get_quote"]})]),
+        Reply(tool_calls=[ToolCallSpec("mcp__fx__get_quote", {"ticker": "aapl"})]),
+        Reply(text="AAPL is 123.45 USD."))
+    result = ask(llm, tmp_path, config)
+    assert result.code == 0, result.stderr
+    first, second, third, last = (tool_names(r) for r in llm.requests)
+    assert "mcp_search" in first and not any(n.startswith("mcp__") for n in first)
+    assert "mcp__fx__get_quote" in tool_messages(llm.requests[1])[0]  # the search found it
+    assert not any(n.startswith("mcp__") for n in second)
+    assert [n for n in third if n.startswith("mcp__")] == ["mcp__fx__get_quote"]
+    assert "mcp__fx__pad_0" not in last
+    assert "AAPL last price 123.45 USD" in tool_messages(llm.requests[-1])[-1]
+    assert "mcp__fx__pad_3" not in llm.requests[0].body["messages"][0]["content"]  # prompt too
+
+    listed = run_cli(["mcp", "list"], cwd=tmp_path,
+                     env=cli_env(llm, tmp_path, DEXTER_CONFIG=str(tmp_path / "config.toml")))
+    assert listed.code == 0, listed.stderr
+    assert "search mode" in listed.stdout and "saving" in listed.stdout
+    assert "mcp__fx__pad_29" in listed.stdout
+
+
+def test_mcp_list_reports_a_failed_server(llm: FakeLLM, tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text(stdio_table("fx") + stdio_table("broken", "--crash"), encoding="utf-8")
+    result = run_cli(["mcp", "list"], cwd=tmp_path, env=cli_env(llm, tmp_path, DEXTER_CONFIG=str(path)))
+    assert result.code == 1
+    assert "fx (stdio" in result.stdout and "running, 3 tools" in result.stdout
+    assert "mcp__fx__place_order  asks first" in result.stdout
+    assert "broken (stdio" in result.stdout and "failed" in result.stdout
+    assert "all MCP schemas bound" in result.stdout
+    assert "Traceback" not in result.stderr
