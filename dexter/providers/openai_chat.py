@@ -405,9 +405,23 @@ class OpenAIChatModel(SDKChatModel):
         return OpenAIStreamAccumulator()
 
     async def _open_stream(self, request: ModelRequest) -> Any:
-        params = request_params(request, self._model, self._provider_id)
-        return await self._client.chat.completions.create(
-            **params, stream=True, stream_options={"include_usage": True}
+        """Stream the request, its body sent as built.
+
+        ``chat.completions.create`` runs the SDK's parameter transform over the whole body
+        on every call (``_async_transform_recursive``, type-driven and pure Python): 71% of
+        the time per iteration at 1,000 messages. The body ``request_params`` builds is
+        already plain JSON, so it goes through the same client's ``post`` (its HTTP
+        connection pool, auth, timeouts and error classes) with the same response types.
+        """
+        from openai import AsyncStream
+        from openai.types.chat import ChatCompletion, ChatCompletionChunk
+
+        body = {**request_params(request, self._model, self._provider_id), "stream": True,
+                "stream_options": {"include_usage": True}}
+        return await self._client.post(
+            "/chat/completions", body=body, cast_to=ChatCompletion, stream=True,
+            stream_cls=AsyncStream[ChatCompletionChunk],
+            options={"security": {"bearer_auth": True}},
         )
 
     async def _blocking(self, request: ModelRequest) -> ModelResponse:

@@ -211,7 +211,8 @@ class ReplSession:
         agent = self.agent
         if agent is None:
             return 0
-        specs = [ToolSpec(t.name, t.description, t.json_schema()) for t in agent.setup.tools]
+        specs = [ToolSpec(t.name, t.description, t.json_schema()) for t in agent.setup.tools
+                 if t.bound()]  # an MCP tool in search mode is not sent until chosen
         return estimate_tool_specs_tokens(specs)
 
     def estimate_next_request(self) -> int:
