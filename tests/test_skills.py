@@ -230,7 +230,7 @@ async def test_skill_tool_returns_the_body_and_lists_resources(tmp_path: Path,
     assert f"- {folder / 'data' / 'erp.csv'} (" in text
     assert f"- {folder / 'template.md'} (13 bytes)" in text
     assert ".hidden" not in text
-    with pytest.raises(ToolFailure, match="No skill is called 'nope'. Available skills: dcf"):
+    with pytest.raises(ToolFailure, match=r"No skill is called 'nope'\. Available skills: dcf"):
         await tool.run(tool.parse_args({"name": "nope"}), ctx(tmp_path))
 
 
