@@ -224,7 +224,8 @@ async def test_skill_tool_returns_the_body_and_lists_resources(tmp_path: Path,
     assert tool.concurrency_safe and tool.compactable and not tool.needs_approval
     assert tool.source_kind is None
     text = await tool.run(tool.parse_args({"name": "dcf"}), ctx(tmp_path))
-    assert text.startswith(f"# Skill: dcf (from user: {folder / 'SKILL.md'})")
+    assert text.startswith("Skill dcf (user) loaded: follow these instructions.\n"
+                           f"File: {folder / 'SKILL.md'}\n")
     assert "Tools this skill uses: calculator" in text
     assert "Discount the flows." in text
     assert f"- {folder / 'data' / 'erp.csv'} (" in text

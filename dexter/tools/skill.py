@@ -55,7 +55,9 @@ class SkillTool(Tool[SkillParams]):
 
 def skill_text(skill: Skill) -> str:
     """What the model reads for a loaded skill: header, instructions, resource files."""
-    lines = [f"# Skill: {skill.name} (from {skill.source}: {skill.path})"]
+    # The first line is what the tool row shows under the call.
+    lines = [f"Skill {skill.name} ({skill.source}) loaded: follow these instructions.",
+             f"File: {skill.path}"]
     if skill.allowed_tools:
         lines.append(f"Tools this skill uses: {', '.join(skill.allowed_tools)}")
     lines += ["", skill.body.rstrip()]
