@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
-from dexter.config import ConfigError, load_settings
+from dexter.config import ConfigError, Settings, load_settings
 from dexter.permissions.engine import allow_list_problems, preapproved
 from dexter.permissions.rules import parse_rule
 from dexter.tools.mcp import result_text, schema_problems, tool_name
-from dexter.tools.mcp_client import expand_vars
+from dexter.tools.mcp_client import McpManager, McpToolInfo, expand_vars
 
 
 def load(tmp_path: Path, text: str) -> object:
@@ -91,3 +92,67 @@ def test_result_text_keeps_text_links_and_structured_content() -> None:
 def test_variables_expand_from_the_environment() -> None:
     assert expand_vars("Bearer ${TOKEN}", {"TOKEN": "t1"}) == "Bearer t1"
     assert expand_vars("${MISSING}x", {}) == "x"
+
+
+def _manager(tools: int) -> McpManager:
+    from dexter.config import McpServerSettings, McpSettings
+
+    manager = McpManager(McpSettings(servers={"fx": McpServerSettings(command="x")}))
+    state = manager.servers["fx"]
+    state.status = "running"
+    state.tools = [McpToolInfo("fx", f"tool_{i}", "Gets a price. " + "words " * 50,
+                               {"type": "object", "properties": {"q": {"type": "string"}}},
+                               read_only=i % 2 == 0) for i in range(tools)]
+    return manager
+
+
+def test_the_plan_binds_everything_under_the_share_and_searches_over_it() -> None:
+    from dexter.agent.mcp_setup import plan_mcp, report_lines
+
+    settings = Settings()
+    small = plan_mcp(_manager(2), settings, 128_000)
+    assert not small.search_mode and small.saved_tokens == 0
+    assert [t.name for t in small.tools] == ["mcp__fx__tool_0", "mcp__fx__tool_1"]
+    assert small.tools[0].concurrency_safe and not small.tools[0].needs_approval
+    assert small.tools[1].needs_approval and not small.tools[1].compactable
+    big = plan_mcp(_manager(200), settings, 128_000)
+    assert big.search_mode and big.tools[0].name == "mcp_search"
+    assert big.saved_tokens > 0 and not any(t.bound() for t in big.tools[1:])
+    lines = report_lines(_manager(200), big)
+    assert lines[0].startswith("fx (stdio: x): running, 200 tools")
+    assert "saving" in lines[-1]
+
+
+async def test_mcp_search_lists_then_binds_the_selected_tool(tmp_path: Path) -> None:
+    from dexter.agent.mcp_setup import plan_mcp
+    from dexter.tools.base import ToolContext
+
+    plan = plan_mcp(_manager(200), Settings(), 128_000)
+    search, tools = plan.tools[0], plan.tools[1:]
+    ctx = ToolContext(settings=Settings(), cwd=tmp_path, home=tmp_path)
+    found = json.loads(await search.run(search.parse_args({"query": "price"}), ctx))
+    assert found["total_matches"] == 200 and len(found["matches"]) == 20
+    assert not any(t.bound() for t in tools)
+    chosen = json.loads(await search.run(search.parse_args(
+        {"select": ["mcp__fx__tool_7", "mcp__nope"]}), ctx))
+    assert [b["name"] for b in chosen["bound"]] == ["mcp__fx__tool_7"]
+    assert chosen["unknown"] == ["mcp__nope"]
+    assert [t.name for t in tools if t.bound()] == ["mcp__fx__tool_7"]
+
+
+async def test_the_repl_command_prints_the_report() -> None:
+    from dexter.agent.mcp_setup import plan_mcp
+    from dexter.repl.handlers import mcp_command
+
+    printed: list[str] = []
+    manager = _manager(1)
+    session = SimpleNamespace(mcp=manager, mcp_plan=plan_mcp(manager, Settings(), 128_000))
+    repl = SimpleNamespace(session=session, print=lambda *items, **_: printed.extend(
+        str(i) for i in items), note=printed.append)
+    await mcp_command(repl, "")  # type: ignore[arg-type]
+    assert printed[0].startswith("fx (stdio: x): running, 1 tool")
+    assert "mcp__fx__tool_0  read-only" in printed[1]
+    assert printed[-1].startswith("all MCP schemas bound")
+    printed.clear()
+    await mcp_command(SimpleNamespace(session=None, note=printed.append), "")  # type: ignore[arg-type]
+    assert "No session" in printed[0]
