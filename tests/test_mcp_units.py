@@ -130,11 +130,11 @@ async def test_mcp_search_lists_then_binds_the_selected_tool(tmp_path: Path) -> 
     plan = plan_mcp(_manager(200), Settings(), 128_000)
     search, tools = plan.tools[0], plan.tools[1:]
     ctx = ToolContext(settings=Settings(), cwd=tmp_path, home=tmp_path)
-    found = json.loads(await search.run(search.parse_args({"query": "price"}), ctx))
+    found = json.loads(str(await search.run(search.parse_args({"query": "price"}), ctx)))
     assert found["total_matches"] == 200 and len(found["matches"]) == 20
     assert not any(t.bound() for t in tools)
-    chosen = json.loads(await search.run(search.parse_args(
-        {"select": ["mcp__fx__tool_7", "mcp__nope"]}), ctx))
+    chosen = json.loads(str(await search.run(search.parse_args(
+        {"select": ["mcp__fx__tool_7", "mcp__nope"]}), ctx)))
     assert [b["name"] for b in chosen["bound"]] == ["mcp__fx__tool_7"]
     assert chosen["unknown"] == ["mcp__nope"]
     assert [t.name for t in tools if t.bound()] == ["mcp__fx__tool_7"]
@@ -149,10 +149,10 @@ async def test_the_repl_command_prints_the_report() -> None:
     session = SimpleNamespace(mcp=manager, mcp_plan=plan_mcp(manager, Settings(), 128_000))
     repl = SimpleNamespace(session=session, print=lambda *items, **_: printed.extend(
         str(i) for i in items), note=printed.append)
-    await mcp_command(repl, "")  # type: ignore[arg-type]
+    await mcp_command(repl, "")
     assert printed[0].startswith("fx (stdio: x): running, 1 tool")
     assert "mcp__fx__tool_0  read-only" in printed[1]
     assert printed[-1].startswith("all MCP schemas bound")
     printed.clear()
-    await mcp_command(SimpleNamespace(session=None, note=printed.append), "")  # type: ignore[arg-type]
+    await mcp_command(SimpleNamespace(session=None, note=printed.append), "")
     assert "No session" in printed[0]
