@@ -260,6 +260,16 @@ class _RecordedTool(Tool[Any]):
         """The real tool's evidence part of a result."""
         return self.inner.evidence(content) if self.inner is not None else content
 
+    def bound(self) -> bool:
+        """Whether the real tool's definition goes with the next request (True when there
+        is no real tool)."""
+        return self.inner.bound() if self.inner is not None else True
+
+    def preview(self, args: Any, ctx: ToolContext) -> str | None:
+        """The real tool's preview of its change, for an approval (the executor passes the
+        real tool's parsed parameters)."""
+        return self.inner.preview(args, ctx) if self.inner is not None else None
+
     async def run(self, args: RecordedCall, ctx: ToolContext) -> str | ToolOutput:
         """The recorded answer to this call; else the real tool when live, else an error."""
         found = self._answers.next(self.name, args.raw)

@@ -54,6 +54,12 @@ class LookupTool(Tool[LookupArgs]):
     def evidence(self, content: str) -> str:
         return content.upper()
 
+    def bound(self) -> bool:
+        return False
+
+    def preview(self, args: LookupArgs, ctx: ToolContext) -> str | None:
+        return f"would look {args.ticker} up"
+
 
 def write_pad(tmp_path: Path, results: list[tuple[str, dict[str, Any], str, bool]],
               **init: Any) -> Path:
@@ -174,6 +180,13 @@ def test_wrapped_tools_keep_everything_the_model_and_the_engine_see(tmp_path: Pa
         assert (copy.concurrency_safe, copy.compactable, copy.needs_approval, copy.source_kind) \
             == (real.concurrency_safe, real.compactable, real.needs_approval, real.source_kind)
         assert copy.evidence("a 1") == real.evidence("a 1")
+        assert copy.bound() == real.bound()
+
+
+def test_wrapped_tools_answer_bound_and_preview_as_the_real_tool(tmp_path: Path) -> None:
+    [copy] = recorded_tools(Recording(tmp_path / "r.jsonl", "q", "m"), [LookupTool()])
+    assert copy.bound() is False
+    assert copy.preview(LookupArgs(ticker="NVDA"), ctx(tmp_path)) == "would look NVDA up"
 
 
 async def test_recorded_calls_are_answered_in_order_then_the_last_again(tmp_path: Path) -> None:
