@@ -19,6 +19,7 @@ from dexter.context.flush import (
 from dexter.context.tokens import count_tokens_exact, estimate_message_tokens, estimate_text_tokens
 from dexter.messages import (
     AssistantMessage,
+    Message,
     SystemMessage,
     ToolCall,
     ToolResultMessage,
@@ -83,7 +84,7 @@ def test_bullets_are_never_mistaken_for_nothing() -> None:
 
 def test_the_flush_sees_the_conversation_not_the_tool_results() -> None:
     call = ToolCall("c1", "get_financials", {"query": "NVDA margins", "period": "annual"})
-    messages = [
+    messages: list[Message] = [
         SystemMessage("You are dexter."),
         UserMessage("I hold 200 NVDA in my IRA.", kind="history"),
         AssistantMessage(text="Noted: a long-term IRA position."),
