@@ -7,6 +7,7 @@ import re
 import pytest
 
 from dexter.context.compaction import (
+    ESTIMATE_MARGIN,
     SUMMARY_SECTIONS,
     CompactionError,
     apply_compaction,
@@ -14,6 +15,7 @@ from dexter.context.compaction import (
     compact,
     continuation_message,
     format_summary,
+    input_budget,
     pack_pieces,
 )
 from dexter.context.tokens import estimate_message_tokens, estimate_text_tokens
@@ -186,3 +188,21 @@ async def test_a_summarizer_that_never_shrinks_fails_clearly() -> None:
     model = ScriptedModel([bloated] * 500)
     with pytest.raises(CompactionError, match="did not shrink"):
         await compact(model, "q", text, fast_window=30_000, max_output_tokens=2_000)
+
+
+async def test_an_input_that_fits_the_fast_window_is_one_call_not_chunks() -> None:
+    """Issue 18: a 76.7K-token input at a 100K window went to 2 chunks and a merge under
+    the old budget (0.85 of the window minus the output, 76.8K with 8,192 output tokens,
+    less the prompt). Now the margin is on the input: one call while it truly fits."""
+    window, output = 100_000, 8_192
+    text, planted = _big_results(count=52, size=2_900)
+    tokens = estimate_text_tokens("\n\n".join(text))
+    assert int(window * 0.85) - output < tokens < input_budget(window, output) - 1_000
+    model = ScriptedModel([_echo_numbers] * 5)
+    result = await compact(model, "Segment trends?", text, fast_window=window,
+                           max_output_tokens=output)
+    assert (result.calls, result.chunks) == (1, 1)
+    (request,) = model.requests
+    sent = estimate_message_tokens(request.messages, request.system)
+    assert sent * ESTIMATE_MARGIN + output <= window
+    assert PLANTED.findall(result.summary) == planted
