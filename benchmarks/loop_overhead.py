@@ -19,6 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from dexter.agent.conversation import Conversation
 from dexter.agent.loop import Agent, AgentSetup
 from dexter.config import Settings
 from dexter.messages import AssistantMessage, ToolCall, ToolResultMessage, UserMessage
@@ -52,10 +53,13 @@ async def main() -> None:
         agent = Agent(AgentSetup(
             settings=settings, model=model, fast_model=model, context_window=10_000_000,
             fast_context_window=10_000_000, tools=[CalculatorTool()],
-            system_prompt="benchmark", history=history(),
+            system_prompt="benchmark",
         ))
+        conversation = Conversation()  # earlier-session messages come from the conversation
+        earlier = history()
+        conversation.messages = lambda: list(earlier)  # type: ignore[method-assign]
         stamps: list[float] = []
-        async for event in agent.run("benchmark"):
+        async for event in agent.run("benchmark", conversation):
             if event.type == "tool_end":
                 stamps.append(time.perf_counter())
         gaps = [(b - a) * 1000 for a, b in itertools.pairwise(stamps)]
