@@ -135,12 +135,21 @@ class VerifySettings:
 
 
 @dataclass
+class LimitsSettings:
+    """Spending limits: a run (or a REPL session's runs together) stops cleanly before a
+    request that would go over them. 0: no limit."""
+
+    max_cost_usd: float = 0.0
+    max_tokens: int = 0
+
+
+@dataclass
 class Settings:
     """All of dexter's settings."""
 
     model: str = "gpt-5"
     fast_model: str = ""
-    max_iterations: int = 10
+    max_iterations: int = 30
     max_output_tokens: int = 8_192
     max_retries: int = 3
     request_timeout: float = 600.0
@@ -154,6 +163,7 @@ class Settings:
     tools: ToolSettings = field(default_factory=ToolSettings)
     bash: BashSettings = field(default_factory=BashSettings)
     verify: VerifySettings = field(default_factory=VerifySettings)
+    limits: LimitsSettings = field(default_factory=LimitsSettings)
     providers: dict[str, ProviderSettings] = field(default_factory=dict)
     context_windows: dict[str, int] = field(default_factory=dict)
     mcp: McpSettings = field(default_factory=McpSettings)
@@ -241,6 +251,8 @@ RANGES: dict[str, Range] = {
     "mcp.startup_timeout": Range(0.1, 600, "seconds"),
     "mcp.call_timeout": Range(0.1, 3_600, "seconds"),
     "verify.repair_turns": Range(0, 10, "requests"),
+    "limits.max_cost_usd": Range(0.01, 1_000_000, "US dollars", zero="no limit"),
+    "limits.max_tokens": Range(1_000, 10_000_000_000, "tokens", zero="no limit"),
     "context_windows.*": Range(1_024, 100_000_000, "tokens"),
 }
 """The allowed values of every numeric setting, by dotted key (``section.key``; the values
@@ -252,7 +264,7 @@ URL_KEYS = ("tools.financial_datasets_base_url", "tools.sec_edgar_base_url",
 """Settings that must be an ``http(s)://host...`` URL (``[providers.*] base_url`` too, when set)."""
 
 _SECTIONS = {"context": ContextSettings, "memory": MemorySettings, "tools": ToolSettings,
-             "bash": BashSettings, "verify": VerifySettings}
+             "bash": BashSettings, "verify": VerifySettings, "limits": LimitsSettings}
 _SECTIONS["mcp"] = McpSettings  # its servers are [mcp.servers.NAME] tables (_Loader.apply_mcp)
 _TOP_LEVEL_KEYS = frozenset(
     f.name for f in dataclasses.fields(Settings)

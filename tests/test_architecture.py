@@ -16,9 +16,9 @@ ROOT = Path(__file__).resolve().parents[1] / "dexter"
 LAYERS: list[set[str]] = [
     {"filelock"},
     {"config", "events", "messages", "secrets", "text", "failures", "settings_file"},
-    {"sandbox", "scratchpad", "data", "memory", "providers", "frontend", "evidence", "skills"},
+    {"sandbox", "scratchpad", "data", "memory", "providers", "evidence", "skills"},
     {"permissions", "context", "tools"},
-    {"agent", "render", "rerun"},
+    {"agent", "render", "frontend", "rerun"},
     {"testing"},
     {"evals"},
     {"repl"},

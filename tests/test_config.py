@@ -16,6 +16,7 @@ from dexter.config import (
     BashSettings,
     ConfigError,
     ContextSettings,
+    LimitsSettings,
     McpSettings,
     MemorySettings,
     Settings,
@@ -43,14 +44,14 @@ def test_defaults_match_the_design() -> None:
     assert (ctx.max_compaction_failures, ctx.min_tool_results_for_compaction) == (3, 3)
     assert (ctx.truncate_keep_rounds, ctx.overflow_keep_rounds, ctx.max_overflow_retries) == (5, 3, 2)
     assert ctx.keep_thinking == 2 and ctx.enabled and ctx.context_window == 0
-    assert Settings().max_iterations == 10
+    assert Settings().max_iterations == 30
 
 
 def test_example_file_lists_every_key_with_its_default() -> None:
     data = tomllib.loads((ROOT / "config.example.toml").read_text(encoding="utf-8"))
     defaults = Settings()
     top = {f.name for f in dataclasses.fields(Settings)} - {
-        "context", "memory", "tools", "bash", "verify", "providers", "context_windows",
+        "context", "memory", "tools", "bash", "verify", "limits", "providers", "context_windows",
         "config_path"}
     top -= {"mcp"}
     for name in top:
@@ -60,7 +61,7 @@ def test_example_file_lists_every_key_with_its_default() -> None:
             assert data["mcp"][f.name] == getattr(McpSettings(), f.name), f"[mcp] {f.name}"
     for section, cls in (("context", ContextSettings), ("memory", MemorySettings),
                          ("tools", ToolSettings), ("bash", BashSettings),
-                         ("verify", VerifySettings)):
+                         ("verify", VerifySettings), ("limits", LimitsSettings)):
         for f in dataclasses.fields(cls):
             assert data[section][f.name] == getattr(cls(), f.name), f"[{section}] {f.name}"
 

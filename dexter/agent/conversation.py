@@ -39,7 +39,7 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -60,6 +60,8 @@ from dexter.messages import (
 )
 from dexter.permissions.base import SessionGrants
 from dexter.providers.base import ChatModel, ModelRequest
+from dexter.providers.pricing import usage_cost
+from dexter.providers.registry import ModelInfo
 from dexter.secrets import scrub
 from dexter.text import clean
 
@@ -160,6 +162,9 @@ class Conversation:
         self.ledger = SourceLedger()
         """Every source fetched in this session (ids stay valid across its runs)."""
         self.recall_reported = False
+        self.spent_tokens = 0
+        self.spent_usd = 0.0
+        """What this session's runs spent so far (the REPL's /budget counts it)."""
         """Whether the memory recall was reported (once per session, across rebuilds)."""
         self._pending: set[asyncio.Task[None]] = set()
 
@@ -169,6 +174,13 @@ class Conversation:
     def add(self, turn: Turn) -> None:
         """Record a finished (or interrupted, or failed) turn."""
         self.turns.append(turn)
+
+    def record_spend(self, usage: Mapping[str, int], price: ModelInfo | None) -> None:
+        """Add one run's token usage (and its cost at ``price``, when known)."""
+        self.spent_tokens += int(usage.get("input_tokens", 0)) + int(usage.get("output_tokens", 0))
+        cost = usage_cost(usage, price)
+        if cost is not None:
+            self.spent_usd += cost
 
     @property
     def latest(self) -> Turn | None:

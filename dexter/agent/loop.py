@@ -20,11 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dexter.agent.budget import Spend, over_budget
 from dexter.agent.conversation import Conversation, Turn, now_iso, run_part
 from dexter.agent.executor import Approver, ToolExecutor, TurnResults, deny_all
 from dexter.agent.queue import MessageQueue
 from dexter.config import Settings
-from dexter.context import compaction, flush, repair, thinking, threshold
+from dexter.context import compaction, flush, repair, results, thinking, threshold
 from dexter.context.limits import context_threshold, tokens_in_use
 from dexter.context.stage import (
     Stage,
@@ -39,6 +40,7 @@ from dexter.context.tokens import (
 )
 from dexter.context.trace import TraceFn
 from dexter.events import (
+    INTERRUPTED_TEXT,
     AnswerDelta,
     Done,
     Event,
@@ -65,11 +67,18 @@ from dexter.permissions.base import DefaultPermissions, PermissionEngine
 from dexter.providers.base import ChatModel, ModelRequest, ModelResponse, StreamChunk, ToolSpec
 from dexter.providers.call import generate
 from dexter.providers.errors import ProviderError
+from dexter.providers.pricing import model_price, usage_cost
 from dexter.sandbox.runner import SandboxRunner
 from dexter.scratchpad import Scratchpad
 from dexter.secrets import register_pasted_keys
 from dexter.text import clean
 from dexter.tools.base import Tool, ToolContext, UserInputFn, WorkerRunner, WorkerSpec
+
+LIMIT_NOTE = (
+    "You have used all {limit} research steps of this run: no more tool calls will run. "
+    "Answer now from what you have gathered, citing sources as usual, and say plainly what "
+    "you could not get or check."
+)
 
 _MODE_FOR_CHUNK = {"text": "responding", "thinking": "thinking", "tool_input": "tool_input"}
 
@@ -135,6 +144,7 @@ class Agent:
         self._specs_tokens = estimate_tool_specs_tokens(self._tool_specs)
         self._token_cache = MessageTokenCache()
         self._last_stage = StageResult([])
+        self._partial = ""
 
     @property
     def _tool_specs(self) -> tuple[ToolSpec, ...]:
@@ -160,6 +170,8 @@ class Agent:
         """
         conv = conversation if conversation is not None else Conversation()
         history = tuple(conv.messages())
+        register_pasted_keys(clean(query))  # before any of it is written anywhere
+        query = self._fit_question(clean(query))
         started = time.monotonic()
         drained: list[str] = []
         done: Done | None = None
@@ -176,6 +188,8 @@ class Agent:
                 self._record_interrupted(started, conv, history, clean(query), drained)
             raise
         finally:
+            conv.record_spend(done.token_usage if done is not None else {},
+                              model_price(self.setup.model.model, self.settings))
             if done is not None:
                 conv.add(Turn(query=_turn_query(clean(query), drained),
                               answer=done.answer if done.status != "error" else "",
@@ -191,7 +205,7 @@ class Agent:
             return
         with contextlib.suppress(Exception):  # recording must never mask the interrupt
             pad.record_event(Done(
-                answer="Interrupted by the user.", status="interrupted",
+                answer=self._partial.strip() or INTERRUPTED_TEXT, status="interrupted",
                 tool_calls=pad.tool_call_records(),
                 total_time_ms=int((time.monotonic() - started) * 1000),
                 model=self.setup.model.model, **_record_state(pad)))
@@ -256,6 +270,10 @@ class Agent:
                 self._messages = thinking.strip_old_thinking(self._messages, cfg.keep_thinking,
                                                              batch=batch)
 
+            stop = self._over_budget(state, conv)
+            if stop is not None:
+                yield self._done(state, pad, stop, "budget")
+                return
             response: ModelResponse | None = None
             try:
                 async with aclosing(self._call_model(state, pad)) as model_items:
@@ -285,6 +303,7 @@ class Agent:
                 return
 
             self._messages.append(reply)
+            self._partial = ""  # text written beside tool calls is a plan, not the answer
             if reply.text.strip():
                 yield Thinking(message=reply.text.strip())
 
@@ -321,11 +340,38 @@ class Agent:
                     self._messages.append(UserMessage(merged, kind="queued"))
                     yield QueueDrain(message_count=len(queued), merged_text=merged)
 
+        async with aclosing(self._last_answer(state, pad, conv)) as last:
+            async for event in last:
+                yield event
+
+    async def _last_answer(self, state: RunState, pad: Scratchpad,
+                           conv: Conversation) -> AsyncGenerator[Event, None]:
+        """At the iteration limit: one more request for the best answer from what was
+        gathered (checked like any answer), so the run ends with something to read."""
         limit = self.settings.max_iterations
-        answer = (f"Stopped after reaching the maximum of {limit} iterations before finishing "
-                  "the research. Ask again with a narrower question, or raise the limit with "
-                  "--max-iterations.")
-        yield self._done(state, pad, answer, "max_iterations")
+        stopped = (f"Stopped after reaching the maximum of {limit} iterations before finishing "
+                   "the research. Ask again with a narrower question, or raise the limit with "
+                   "--max-iterations.")
+        self._messages.append(UserMessage(LIMIT_NOTE.format(limit=limit), kind="note"))
+        response: ModelResponse | None = None
+        try:
+            async with aclosing(self._call_model(state, pad)) as items:
+                async for item in items:
+                    if isinstance(item, ModelResponse):
+                        response = item
+                    else:
+                        yield item
+        except ProviderError:
+            response = None
+        text = response.message.text.strip() if response is not None else ""
+        if response is None or not text:
+            yield self._done(state, pad, stopped, "max_iterations")
+            return
+        self._messages.append(AssistantMessage(text))  # its tool calls, if any, are not run
+        check = self._verify(text, state, conv)
+        if check is not None:
+            yield verification_event(check, final=True)
+        yield self._done(state, pad, text, "max_iterations", check=check, ledger=conv.ledger)
 
     def _executor(self, pad: Scratchpad, conv: Conversation) -> ToolExecutor:
         setup = self.setup
@@ -363,6 +409,7 @@ class Agent:
     async def _call_model(self, state: RunState,
                           pad: Scratchpad) -> AsyncGenerator[Event | ModelResponse, None]:
         while True:
+            self._partial = ""  # the text of this call so far (kept if the run is cut short)
             request = ModelRequest(
                 system=self._messages[0].content if isinstance(self._messages[0], SystemMessage) else "",
                 messages=tuple(m for m in self._messages if not isinstance(m, SystemMessage)),
@@ -379,6 +426,7 @@ class Agent:
                             yield StreamProgress(char_delta=len(item.text),
                                                  mode=_MODE_FOR_CHUNK[item.kind])  # type: ignore[arg-type]
                             if item.kind == "text":
+                                self._partial += item.text
                                 yield AnswerDelta(text=item.text)
                         elif isinstance(item, ProviderRetry):
                             yield item
@@ -454,6 +502,28 @@ class Agent:
     def _trace(self, stage: str, before: int, after: int) -> None:
         if self.setup.trace is not None:
             self.setup.trace(stage, before, after)
+
+    def _fit_question(self, query: str) -> str:
+        """The question, or (when it alone would take over half the context threshold, a
+        huge paste) its start and the file holding all of it."""
+        cfg = self.settings.context
+        if not cfg.enabled:
+            return query
+        return results.fit_question(query, self.threshold // 2, cfg.preview_chars,
+                                    self.settings.home_path / "tool-results")
+
+    def _over_budget(self, state: RunState, conv: Conversation) -> str | None:
+        """The message to stop with when the next request would pass a spending limit."""
+        limits = self.settings.limits
+        if not (limits.max_tokens or limits.max_cost_usd):
+            return None
+        price = model_price(self.setup.model.model, self.settings)
+        run_cost = usage_cost(state.usage.to_dict(), price)
+        spent = Spend(tokens=conv.spent_tokens + state.usage.input_tokens
+                      + state.usage.output_tokens,
+                      usd=None if run_cost is None else conv.spent_usd + run_cost)
+        return over_budget(limits, spent, self.context_tokens(state), price,
+                           self.setup.model.model)
 
     def _verify(self, answer: str, state: RunState, conv: Conversation) -> AnswerCheck | None:
         """The deterministic check of the answer's figures (None when it is off)."""

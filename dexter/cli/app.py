@@ -74,7 +74,7 @@ def ask(
     ctx: typer.Context,
     question: Annotated[str, typer.Argument(help="The research question.")],
     model: ModelOpt = None,
-    max_iterations: Annotated[int | None, typer.Option("--max-iterations", min=1, help="Most model calls in the run (default 10).")] = None,
+    max_iterations: Annotated[int | None, typer.Option("--max-iterations", min=1, help="Most model calls in the run (default 30).")] = None,
     allow: Annotated[list[str] | None, typer.Option("--allow", help="Pre-approve a tool (write_file, bash, ...) or a rule such as 'Bash(git log:*)'. Repeatable.")] = None,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Approve every call that would ask (the deny floor still applies).")] = False,
     config: ConfigOpt = None,
@@ -86,11 +86,13 @@ def ask(
     skill: Annotated[str | None, typer.Option("--skill", metavar="NAME", help="Load this skill's instructions for the run (see dexter skills).")] = None,
     continue_: ContinueOpt = False,
     resume: Annotated[str | None, typer.Option("--resume", "-r", metavar="ID", help="Ask in the saved session with this id (or the start of one).")] = None,
+    max_cost: Annotated[float | None, typer.Option("--max-cost", metavar="USD", help="Stop before a request that would take the run past this many US dollars.")] = None,
+    max_tokens: Annotated[int | None, typer.Option("--max-tokens", metavar="N", help="Stop before a request that would take the run past N tokens.")] = None,
 ) -> None:
     """Answer one question non-interactively and exit (0 answered, 1 failed, 2 bad usage)."""
     from dexter.cli.ask import AskOptions, run_ask
 
-    model = model or cast(str | None, _global(ctx, "model"))
+    model = model if model is not None else cast(str | None, _global(ctx, "model"))
     config = _config(ctx, config)
     options = AskOptions(
         question=question, model=model, max_iterations=max_iterations, allow=list(allow or []),
@@ -99,6 +101,7 @@ def ask(
         continue_=continue_ or bool(_global(ctx, "continue")),
         resume=resume if resume is not None else cast(str | None, _global(ctx, "resume")),
         skill=skill,
+        max_cost=max_cost, max_tokens=max_tokens,
     )
     raise typer.Exit(run_ask(options))
 
@@ -187,7 +190,7 @@ def memory_list(ctx: typer.Context, config: ConfigOpt = None) -> None:
     """List the memory files and the index status."""
     from dexter.cli.memory_cmd import run_memory
 
-    raise typer.Exit(run_memory("list", _config(ctx, config)))
+    raise typer.Exit(run_memory("list", _config(ctx, config), no_memory=bool(_global(ctx, "no_memory"))))
 
 
 @memory_app.command("search")
@@ -196,7 +199,7 @@ def memory_search(ctx: typer.Context, query: Annotated[str, typer.Argument(help=
     """Search memory (keywords, plus vectors when an embedding source is available)."""
     from dexter.cli.memory_cmd import run_memory
 
-    raise typer.Exit(run_memory("search", _config(ctx, config), query))
+    raise typer.Exit(run_memory("search", _config(ctx, config), query, no_memory=bool(_global(ctx, "no_memory"))))
 
 
 @memory_app.command("show")
@@ -205,7 +208,7 @@ def memory_show(ctx: typer.Context, file: Annotated[str, typer.Argument(help="ME
     """Print one memory file."""
     from dexter.cli.memory_cmd import run_memory
 
-    raise typer.Exit(run_memory("show", _config(ctx, config), file))
+    raise typer.Exit(run_memory("show", _config(ctx, config), file, no_memory=bool(_global(ctx, "no_memory"))))
 
 
 @memory_app.command("reindex")
@@ -213,7 +216,7 @@ def memory_reindex(ctx: typer.Context, config: ConfigOpt = None) -> None:
     """Rebuild the memory index from the files (the files are the source of truth)."""
     from dexter.cli.memory_cmd import run_memory
 
-    raise typer.Exit(run_memory("reindex", _config(ctx, config)))
+    raise typer.Exit(run_memory("reindex", _config(ctx, config), no_memory=bool(_global(ctx, "no_memory"))))
 
 
 mcp_app = typer.Typer(help="MCP servers used as tools ([mcp.servers.NAME] in the config; docs/mcp.md).",
@@ -250,7 +253,7 @@ def eval_main(
     max_cost: Annotated[float | None, typer.Option("--max-cost", help="Stop starting new questions once the spend reaches this many US dollars.")] = None,
     retry_failed: Annotated[bool, typer.Option("--retry-failed", help="When resuming, run failed and judge-error questions again too.")] = False,
     from_runs: Annotated[Path | None, typer.Option("--from-runs", help="Re-run an earlier eval's questions on the tool results its scratchpads recorded.")] = None,
-    max_iterations: Annotated[int | None, typer.Option("--max-iterations", min=1, help="Most model calls per question (default 10).")] = None,
+    max_iterations: Annotated[int | None, typer.Option("--max-iterations", min=1, help="Most model calls per question (default 30).")] = None,
     allow: Annotated[list[str] | None, typer.Option("--allow", help="Pre-approve a tool or a rule, as for ask. Repeatable.")] = None,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Approve every call that would ask (the deny floor still applies).")] = False,
     config: ConfigOpt = None,

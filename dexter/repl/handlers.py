@@ -19,13 +19,14 @@ from dexter.providers.registry import (
     PROVIDERS,
     ProviderInfo,
     api_key_for,
+    model_name_problem,
     model_rows,
     provider_info,
     resolve_model,
 )
 from dexter.repl.commands import Command, CommandRegistry
 from dexter.repl.context_report import context_report
-from dexter.repl.cost import model_price
+from dexter.repl.cost import format_cost, model_price
 from dexter.repl.dialogs import Option, SelectDialog
 from dexter.repl.protocol import ReplLike
 from dexter.repl.settings_store import (
@@ -87,6 +88,18 @@ async def scratchpad_command(repl: ReplLike, _arg: str) -> None:
     repl.note(f"Replay it with: dexter replay {pad.path}")
 
 
+async def mcp_command(repl: ReplLike, _arg: str) -> None:
+    """``/mcp``: the session's MCP servers, their status and tools, and the tokens saved."""
+    from dexter.agent.mcp_setup import report_lines
+
+    session = repl.session
+    if session is None:
+        repl.note("No session is open (no model can run), so no MCP server was started.")
+        return
+    for line in report_lines(session.mcp, session.mcp_plan):
+        repl.print(Text(line))
+
+
 async def skills_command(repl: ReplLike, _arg: str) -> None:
     """``/skills``: the skills the agent can load, what each does and where it came from."""
     from pathlib import Path
@@ -111,22 +124,40 @@ async def skills_command(repl: ReplLike, _arg: str) -> None:
     repl.note(locations_text(catalog))
 
 
-async def mcp_command(repl: ReplLike, _arg: str) -> None:
-    """``/mcp``: the session's MCP servers, their status and tools, and the tokens saved."""
-    from dexter.agent.mcp_setup import report_lines
-
-    session = repl.session
-    if session is None:
-        repl.note("No session is open (no model can run), so no MCP server was started.")
-        return
-    for line in report_lines(session.mcp, session.mcp_plan):
-        repl.print(Text(line))
-
-
 async def cost_command(repl: ReplLike, _arg: str) -> None:
     """``/cost``: session tokens and estimated cost."""
     price = model_price(repl.settings.model, repl.settings)
     repl.print(cost_view(repl.costs, repl.settings.model, price is not None))
+
+
+async def budget_command(repl: ReplLike, arg: str) -> None:
+    """``/budget``: the session's spending limit and what was spent; ``/budget 0.50`` sets a
+    dollar limit, ``/budget tokens 200000`` a token limit, ``/budget off`` clears both."""
+    limits, spent = repl.settings.limits, repl.conversation
+    words = arg.split()
+    try:
+        if words == ["off"]:
+            limits.max_cost_usd, limits.max_tokens = 0.0, 0
+        elif len(words) == 2 and words[0] == "tokens":
+            limits.max_tokens = int(_positive(int(words[1].replace(",", ""))))
+        elif len(words) == 1:
+            limits.max_cost_usd = _positive(float(words[0].lstrip("$")))
+        elif words:
+            raise ValueError
+    except ValueError:
+        repl.error("Usage: /budget [USD | tokens N | off], e.g. /budget 0.50")
+        return
+    cost = f"{format_cost(limits.max_cost_usd)}" if limits.max_cost_usd else "none"
+    tokens = f"{limits.max_tokens:,} tokens" if limits.max_tokens else "none"
+    repl.print(Text("Budget for this session: ", style=MUTED) + Text(f"{cost} · {tokens}")
+               + Text(f" · spent {format_cost(spent.spent_usd)}, {spent.spent_tokens:,} tokens",
+                      style=MUTED))
+
+
+def _positive(value: float) -> float:
+    if not value > 0:
+        raise ValueError
+    return value
 
 
 async def context_command(repl: ReplLike, _arg: str) -> None:
@@ -219,7 +250,12 @@ async def compact_command(repl: ReplLike, _arg: str) -> None:
 
 
 async def switch_model(repl: ReplLike, name: str) -> bool:
-    """Use model ``name`` from now on and save it for the next sessions."""
+    """Use model ``name`` from now on and save it for the next sessions (a name dexter
+    cannot route is refused with the nearest known names)."""
+    problem = model_name_problem(name, repl.settings)
+    if problem is not None:
+        repl.error(f"{problem} Model unchanged.")
+        return False
     try:
         resolved = resolve_model(name, repl.settings)
     except ConfigError as exc:
@@ -469,6 +505,8 @@ def build_registry() -> CommandRegistry:
                 skills_command, read_only=True),
         Command("cost", "Session tokens and estimated cost", cost_command, read_only=True),
         Command("mcp", "MCP servers, their tools and context cost", mcp_command, read_only=True),
+        Command("budget", "Show or set the session's spending limit", budget_command,
+                usage="[USD | tokens N | off]"),
         Command("exit", "Quit dexter", exit_command, read_only=True),
     ):
         registry.add(command)

@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 from dexter.frontend import EXIT_INTERRUPTED, EXIT_USAGE, CliError, print_error, settings_for
-from dexter.repl.settings_store import apply_saved_choices
 
 DUMB_TERMINALS = frozenset({"dumb", "unknown", "emacs"})
 
@@ -31,7 +30,6 @@ def start(*, model: str | None, config: Path | None, no_memory: bool,
     except CliError as exc:
         print_error(str(exc))
         return EXIT_USAGE
-    apply_saved_choices(settings, model_flag=model)
     record = None
     if continue_ or resume is not None:
         from dexter.repl.resume import ResumeError, choose_session
