@@ -171,13 +171,14 @@ def sandbox(
 
 @app.command()
 def sessions(
+    ctx: typer.Context,
     config: ConfigOpt = None,
     show_all: Annotated[bool, typer.Option("--all", "-a", help="List every session, not only the 20 most recent.")] = False,
 ) -> None:
     """List the saved sessions, newest first (resume one with dexter --resume ID)."""
     from dexter.cli.sessions_cmd import run_sessions
 
-    raise typer.Exit(run_sessions(config, show_all=show_all))
+    raise typer.Exit(run_sessions(_config(ctx, config), show_all=show_all))
 
 
 memory_app = typer.Typer(help="Inspect and search dexter's persistent memory.", no_args_is_help=True,

@@ -50,8 +50,8 @@ def run_sessions(config: Path | None, *, show_all: bool = False) -> int:
     if more > 0:
         console.print(f"{more} older session{'s' if more != 1 else ''} not shown: "
                       "dexter sessions --all.", markup=False)
-    console.print("Reopen one with dexter --resume ID (dexter --continue for the newest), or "
-                  "ask a follow-up with dexter ask --resume ID \"...\".", markup=False)
+    console.print("Reopen: dexter --resume ID (--continue: the newest). Follow up: "
+                  "dexter ask --resume ID \"...\".", markup=False)
     return EXIT_OK
 
 
