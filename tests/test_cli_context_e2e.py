@@ -31,7 +31,7 @@ from tests.cli_helpers import CliResult, cli_env, run_cli
 pytestmark = pytest.mark.e2e
 
 PROVIDERS = [
-    pytest.param("gpt-5.6-sol", "gpt-5.6-luna", "openai", id="openai"),
+    pytest.param("gpt-5.6-sol", "gpt-5-mini", "openai", id="openai"),
     pytest.param("claude-sonnet-4-6", "claude-haiku-4-5", "anthropic", id="anthropic"),
 ]
 QUERY = "How did NVDA's gross margin evolve over the last nine quarters?"
