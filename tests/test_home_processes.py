@@ -25,34 +25,35 @@ MEMORY_WORKER = """
 import sys, time
 from pathlib import Path
 from dexter.memory.store import MemoryStore
-folder, me, go = Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3])
+folder, me, go, lines = Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3]), int(sys.argv[4])
 while not go.exists():
     time.sleep(0.001)
 store = MemoryStore(folder)
-for n in range({lines}):
-    store.append("NOTES.md", f"- {{me}} {{n}} draft")
-    store.edit("NOTES.md", f"- {{me}} {{n}} draft", f"- {{me}} {{n}} final")
+for n in range(lines):
+    store.append("NOTES.md", f"- {me} {n} draft")
+    store.edit("NOTES.md", f"- {me} {n} draft", f"- {me} {n} final")
     if n % 10 == 9:
-        store.delete("NOTES.md", f"- {{me}} {{n}} final")
-""".format(lines=LINES)
+        store.delete("NOTES.md", f"- {me} {n} final")
+"""
 
 SESSIONS_WORKER = """
 import sys, time
 from pathlib import Path
 from dexter.agent.conversation import Turn, append_session_log
-home, me, go = Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3])
+home, me, go, lines = Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3]), int(sys.argv[4])
 while not go.exists():
     time.sleep(0.001)
-for n in range({lines}):
-    problem = append_session_log(home, Turn(query=f"{{me}} {{n}}", answer=me * 100_000,
+for n in range(lines):
+    problem = append_session_log(home, Turn(query=f"{me} {n}", answer=me * 100_000,
                                             status="ok", timestamp="2026-01-01T00:00:00"))
     assert problem is None, problem
-""".format(lines=LINES)
+"""
 
 
 def _race(code: str, target: Path, go: Path) -> None:
     """Run two workers of ``code`` on ``target``, released together, and wait for both."""
-    workers = [subprocess.Popen([sys.executable, "-c", code, str(target), name, str(go)],
+    workers = [subprocess.Popen([sys.executable, "-c", code, str(target), name, str(go),
+                                 str(LINES)],
                                 stderr=subprocess.PIPE, text=True) for name in ("a", "b")]
     time.sleep(0.3)  # both interpreters up and waiting (a late one only races less)
     go.touch()
