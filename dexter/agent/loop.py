@@ -105,6 +105,9 @@ class AgentSetup:
     cwd: Path = field(default_factory=Path.cwd)
     recalled: MemoryRecalled | None = None
     shell_sandbox: SandboxRunner | None = None
+    answer_at_limit: bool = True
+    """At the iteration limit, ask once more for the best answer so far (a sub-agent's
+    worker stops instead: its hard turn limit is the parent's protection)."""
     rerun_of: Path | None = None
     """The scratchpad whose recorded tool results this agent's tools answer from
     (``dexter rerun``): each run's scratchpad names it in its ``init`` line."""
@@ -352,6 +355,9 @@ class Agent:
         stopped = (f"Stopped after reaching the maximum of {limit} iterations before finishing "
                    "the research. Ask again with a narrower question, or raise the limit with "
                    "--max-iterations.")
+        if not self.setup.answer_at_limit:
+            yield self._done(state, pad, stopped, "max_iterations")
+            return
         self._messages.append(UserMessage(LIMIT_NOTE.format(limit=limit), kind="note"))
         response: ModelResponse | None = None
         try:
@@ -597,7 +603,7 @@ def worker_runner(cwd: Path, shell_sandbox: SandboxRunner | None = None,
             context_window=spec.context_window, fast_context_window=spec.fast_context_window,
             tools=spec.tools, system_prompt=spec.system_prompt,
             permissions=build_permission_engine(settings, cwd, status),
-            cwd=cwd, shell_sandbox=shell_sandbox,
+            cwd=cwd, shell_sandbox=shell_sandbox, answer_at_limit=False,
         ))
         conversation = Conversation()
         if ledger is not None:
