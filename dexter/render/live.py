@@ -539,7 +539,7 @@ class LiveRenderer:
             for line in (verification_line(done.verification), limit_line(done)):
                 if line:
                     self._print(Text(), Text(line, style=WARNING if "⚠" in line else MUTED))
-        elif done.status == "interrupted" and done.answer.strip() not in ("", INTERRUPTED_TEXT):
+        elif _partial_answer(done):
             # a replayed run cut short while answering: the text it had written so far
             self._print(answer_markdown(done.answer.strip()), Text(),
                         Text(f"{status_label(done)}: {INTERRUPTED_TEXT}", style=WARNING))
@@ -564,3 +564,10 @@ class LiveRenderer:
             self._stop_live()
             if partial:
                 self._print(Text(), answer_markdown(partial))
+
+
+def _partial_answer(done: Done) -> bool:
+    """An interrupted run that had written part of its answer (not replay's note that a
+    scratchpad has no end)."""
+    return done.status == "interrupted" and done.error_kind != "unfinished" and \
+        done.answer.strip() not in ("", INTERRUPTED_TEXT)

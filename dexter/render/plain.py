@@ -136,7 +136,7 @@ class PlainRenderer:
                 if line:
                     self._line()
                     self._line(line)
-        elif done.status == "interrupted" and done.answer.strip() not in ("", INTERRUPTED_TEXT):
+        elif _partial_answer(done):
             self._line(done.answer.strip())  # what the answer had said when it was cut short
             self._line()
             self._line(f"{status_label(done)}: {INTERRUPTED_TEXT}")
@@ -151,3 +151,10 @@ class PlainRenderer:
     def close(self) -> None:
         """Flush the stream (it is not closed: it usually is stdout)."""
         self._stream.flush()
+
+
+def _partial_answer(done: Done) -> bool:
+    """An interrupted run that had written part of its answer (not replay's note that a
+    scratchpad has no end)."""
+    return done.status == "interrupted" and done.error_kind != "unfinished" and \
+        done.answer.strip() not in ("", INTERRUPTED_TEXT)
