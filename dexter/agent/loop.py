@@ -148,6 +148,7 @@ class Agent:
         self._token_cache = MessageTokenCache()
         self._last_stage = StageResult([])
         self._partial = ""
+        self._response: ModelResponse | None = None
 
     @property
     def _tool_specs(self) -> tuple[ToolSpec, ...]:
@@ -277,19 +278,15 @@ class Agent:
             if stop is not None:
                 yield self._done(state, pad, stop, "budget")
                 return
-            response: ModelResponse | None = None
             try:
-                async with aclosing(self._call_model(state, pad)) as model_items:
-                    async for item in model_items:
-                        if isinstance(item, ModelResponse):
-                            response = item
-                        else:
-                            yield item
+                async with aclosing(self._respond(state, pad)) as model_events:
+                    async for event in model_events:
+                        yield event
             except ProviderError as err:
                 yield self._done(state, pad, err.message, "error", err.kind)
                 return
-            assert response is not None
-            reply = response.message
+            assert self._response is not None
+            reply = self._response.message
 
             if not reply.tool_calls:
                 self._messages.append(reply)
@@ -359,16 +356,13 @@ class Agent:
             yield self._done(state, pad, stopped, "max_iterations")
             return
         self._messages.append(UserMessage(LIMIT_NOTE.format(limit=limit), kind="note"))
-        response: ModelResponse | None = None
         try:
-            async with aclosing(self._call_model(state, pad)) as items:
-                async for item in items:
-                    if isinstance(item, ModelResponse):
-                        response = item
-                    else:
-                        yield item
+            async with aclosing(self._respond(state, pad)) as model_events:
+                async for event in model_events:
+                    yield event
         except ProviderError:
-            response = None
+            self._response = None
+        response = self._response
         text = response.message.text.strip() if response is not None else ""
         if response is None or not text:
             yield self._done(state, pad, stopped, "max_iterations")
@@ -409,6 +403,16 @@ class Agent:
                         self._messages = item.messages
                         if trace:
                             self._trace(trace, before, self._estimate())
+                else:
+                    yield item
+
+    async def _respond(self, state: RunState, pad: Scratchpad) -> AsyncGenerator[Event, None]:
+        """One model call: its events pass on, its response lands in ``_response``."""
+        self._response = None
+        async with aclosing(self._call_model(state, pad)) as items:
+            async for item in items:
+                if isinstance(item, ModelResponse):
+                    self._response = item
                 else:
                     yield item
 
