@@ -326,3 +326,26 @@ def test_compare_does_not_match_a_changed_question(tmp_path: Path) -> None:
     b = write_eval(tmp_path / "b", "m", [other])
     data = compare_dirs(a, b).to_dict()
     assert data["questions"] == [] and data["question_text_differs"] == ["1"]
+
+
+def test_an_earlier_eval_gives_its_questions_and_recordings(tmp_path: Path) -> None:
+    from dexter.evals.from_runs import FromRunsError, load_earlier
+
+    with_pad = result("1", "T", "ok", [True])
+    with_pad.rubric = RUBRIC
+    with_pad.expected = "Expected one."
+    with_pad.scratchpad = "scratchpads/one.jsonl"
+    without = result("2", "T", "failed")
+    without.rubric = RUBRIC
+    directory = write_eval(tmp_path / "a", "model-a", [with_pad, without])
+    earlier = load_earlier(directory)
+    [q] = earlier.questions
+    assert (q.id, q.question, q.answer, q.type) == ("1", "Q1", "Expected one.", "T")
+    assert [c.text for c in q.rubric] == ["Revenue was $10 billion", "Margins fell"]
+    assert earlier.scratchpads == {"1": (directory / "scratchpads" / "one.jsonl").absolute()}
+    assert earlier.unrecorded == ["2"] and earlier.model == "model-a"
+    with pytest.raises(FromRunsError, match="there is no such eval directory"):
+        load_earlier(tmp_path / "nowhere")
+    empty = write_eval(tmp_path / "b", "m", [without])
+    with pytest.raises(FromRunsError, match="none of its questions has a recorded run"):
+        load_earlier(empty)

@@ -207,27 +207,44 @@ def _check_resume(out_dir: Path, meta: dict[str, Any], earlier: dict[str, Any] |
                 "differs from the one recorded there. Pass another --out.")
 
 
+@dataclass
+class _Source:
+    """Where an eval's questions come from: a dataset file, or an earlier eval."""
+
+    questions: list[EvalQuestion]
+    path: Path
+    dataset: str
+    digest: str
+    earlier: EarlierEval | None = None
+    notices: list[str] = field(default_factory=list)
+
+
+def _source(options: EvalOptions) -> _Source:
+    """Every question of the dataset (or of the earlier eval, for ``--from-runs``)."""
+    if options.from_runs is not None:
+        earlier = earlier_eval(options.from_runs)
+        path = Path(str(earlier.meta.get("dataset") or options.from_runs))
+        source = _Source(earlier.questions, path, str(path),
+                         str(earlier.meta.get("dataset_sha256") or ""), earlier)
+        if earlier.unrecorded:
+            source.notices.append(
+                f"Left out {len(earlier.unrecorded)} questions with no recorded run in "
+                f"{options.from_runs}: {', '.join(earlier.unrecorded)}.")
+        return source
+    path = options.dataset or default_dataset_path()
+    try:
+        questions = load_dataset(path)
+    except DatasetError as exc:
+        raise EvalUsageError(str(exc)) from None
+    return _Source(questions, path, str(path), file_digest(path))
+
+
 def prepare(settings: Settings, options: EvalOptions) -> PreparedEval:
     """Plan an eval and open its session and judge. Raises ``EvalUsageError`` (flags,
     dataset, output directory) or ``ConfigError`` (a missing key)."""
     _check_options(options)
-    earlier_run: EarlierEval | None = None
-    notices: list[str] = []
-    if options.from_runs is not None:
-        earlier_run = earlier_eval(options.from_runs)
-        everything = earlier_run.questions
-        dataset_path = Path(str(earlier_run.meta.get("dataset") or options.from_runs))
-        dataset, digest = str(dataset_path), str(earlier_run.meta.get("dataset_sha256") or "")
-        if earlier_run.unrecorded:
-            notices.append(f"Left out {len(earlier_run.unrecorded)} questions with no recorded "
-                           f"run in {options.from_runs}: {', '.join(earlier_run.unrecorded)}.")
-    else:
-        dataset_path = options.dataset or default_dataset_path()
-        try:
-            everything = load_dataset(dataset_path)
-        except DatasetError as exc:
-            raise EvalUsageError(str(exc)) from None
-        dataset, digest = str(dataset_path), file_digest(dataset_path)
+    source = _source(options)
+    everything, earlier_run = source.questions, source.earlier
     try:
         questions = select(everything, type_name=options.type_name, limit=options.limit)
     except DatasetError as exc:
@@ -253,7 +270,7 @@ def prepare(settings: Settings, options: EvalOptions) -> PreparedEval:
                 f"--max-cost needs prices, and dexter's catalog has none for "
                 f"{' and '.join(dict.fromkeys(unpriced))} (see dexter models). Run without "
                 "--max-cost, or pick priced models.")
-    meta = _meta(options, settings, judge_name, dataset, digest)
+    meta = _meta(options, settings, judge_name, source.dataset, source.digest)
     try:
         earlier = read_json(out_dir / META_FILE)
         results = ResultsFile(out_dir / RESULTS_FILE)
@@ -278,12 +295,12 @@ def prepare(settings: Settings, options: EvalOptions) -> PreparedEval:
         _close_quietly(session)
         raise
     return PreparedEval(
-        settings=settings, options=options, out_dir=out_dir, dataset_path=dataset_path,
+        settings=settings, options=options, out_dir=out_dir, dataset_path=source.path,
         questions=questions, order=[q.id for q in everything], finished=finished,
         pending=pending_questions(questions, finished, retry_failed=options.retry_failed),
         meta=meta, session=session, judge=judge, judge_model_name=judge_name, pricing=pricing,
         recordings=earlier_run.scratchpads if earlier_run is not None else None,
-        notices=notices,
+        notices=source.notices,
     )
 
 
