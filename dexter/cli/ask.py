@@ -9,9 +9,9 @@ import sys
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from dexter.config import ConfigError
+from dexter.config import ConfigError, Settings
 from dexter.events import Done
 from dexter.evidence.report import answer_document
 from dexter.frontend import (
@@ -73,17 +73,9 @@ def run_ask(options: AskOptions) -> int:
 
         saved = AskSession.open(settings, latest=options.continue_, prefix=options.resume,
                                 model_flag=options.model)
-        from dexter.agent.factory import build_session
-        from dexter.context.trace import stderr_trace
 
-        allow = [item.strip() for item in options.allow if item.strip()]
-        session = build_session(
-            settings,
-            interactive=False,
-            trace=stderr_trace() if settings.trace else None,
-            preapproved=(allow, options.yes),
-            skill=options.skill,
-        )
+        session = noninteractive_session(settings, options.allow, options.yes,
+                                         skill=options.skill)
     except (CliError, ConfigError) as exc:
         print_error(str(exc))
         return EXIT_USAGE
@@ -214,3 +206,16 @@ def output_problem(path: Path, cwd: Path, home: Path) -> str | None:
         return (f"--output {path}: the folder {folder.parent} does not exist (dexter creates "
                 "at most the last folder); create it first.")
     return None
+
+
+def noninteractive_session(settings: Settings, allow: list[str], yes: bool,
+                           **extra: Any) -> Session:
+    """The session of a run with nobody to ask (``ask``, ``rerun``): ``--allow``/``--yes``
+    decide every approval, and ``--trace`` logs the stages. ``extra`` goes to
+    ``build_session`` (tools, skill, rerun_of)."""
+    from dexter.agent.factory import build_session
+    from dexter.context.trace import stderr_trace
+
+    return build_session(settings, interactive=False,
+                         trace=stderr_trace() if settings.trace else None,
+                         preapproved=([a.strip() for a in allow if a.strip()], yes), **extra)

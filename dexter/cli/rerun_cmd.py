@@ -52,21 +52,14 @@ def run_rerun(options: RerunOptions) -> int:
                                 max_iterations=options.max_iterations,
                                 trace=True if options.trace else None,
                                 **{"memory.enabled": False})
-        from dexter.agent.factory import build_session
-        from dexter.context.trace import stderr_trace
         from dexter.tools.registry import build_tools
 
         tools = recorded_tools(recording, build_tools(settings, interactive=False),
                                live=options.live_tools)
-        allow = [item.strip() for item in options.allow if item.strip()]
-        session = build_session(
-            settings,
-            interactive=False,
-            trace=stderr_trace() if settings.trace else None,
-            tools=tools,
-            preapproved=(allow, options.yes),
-            rerun_of=recording.path,
-        )
+        from dexter.cli.ask import noninteractive_session
+
+        session = noninteractive_session(settings, options.allow, options.yes, tools=tools,
+                                         rerun_of=recording.path)
     except (CliError, ConfigError) as exc:
         print_error(str(exc))
         return EXIT_USAGE
