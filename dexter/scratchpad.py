@@ -549,9 +549,11 @@ class Scratchpad:
         return _pack(self._pieces(include_cleared), max_chars)
 
     def tool_call_records(self) -> list[dict[str, Any]]:
-        """``{tool, args, duration_ms, is_error}`` per result, for the ``done`` event."""
+        """``{tool, args, duration_ms, is_error}`` per result (and ``source_id`` when it
+        became a source), for the ``done`` event."""
         return [
-            {"tool": r.tool, "args": r.args, "duration_ms": r.duration_ms, "is_error": r.is_error}
+            {"tool": r.tool, "args": r.args, "duration_ms": r.duration_ms, "is_error": r.is_error,
+             **({"source_id": r.source_id} if r.source_id else {})}
             for r in self._results
         ]
 

@@ -17,7 +17,7 @@ LAYERS: list[set[str]] = [
     {"filelock"},
     {"config", "events", "messages", "secrets", "text", "failures", "settings_file"},
     {"sandbox", "scratchpad", "data", "memory", "providers", "evidence", "skills"},
-    {"permissions", "context", "tools"},
+    {"permissions", "context", "tools", "reports"},
     {"agent", "render", "frontend", "rerun"},
     {"testing"},
     {"evals"},

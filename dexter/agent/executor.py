@@ -29,6 +29,7 @@ from dexter.events import (
     ToolStart,
 )
 from dexter.evidence.ledger import Source, SourceLedger
+from dexter.evidence.tables import tables_from_json_text
 from dexter.messages import ToolCall, ToolResultMessage
 from dexter.permissions.base import PermissionDecision, PermissionEngine
 from dexter.sandbox.policy import Grants
@@ -239,8 +240,12 @@ class ToolExecutor:
         if not urls:
             urls = tuple(str(args[k]) for k in ("url", "path") if isinstance(args.get(k), str))
         expression = str(args.get("expression", "")) if tool.source_kind == "calculation" else ""
+        tables = output.tables
+        if not tables and tool.source_kind == "data":
+            tables = tuple(tables_from_json_text(scrub(output.title) or name, content))
+        tables = tuple(t.map_text(scrub) for t in tables)
         return self.ledger.add(name, args, evidence, title=scrub(output.title), urls=urls,
-                               kind=tool.source_kind, expression=expression)
+                               kind=tool.source_kind, expression=expression, tables=tables)
 
     async def _gate(self, tool: Tool[Any], call: ToolCall, args: dict[str, Any],
                     emit: Callable[[Event], None]) -> tuple[ToolResultMessage | None, Grants | None]:

@@ -78,7 +78,7 @@ def ask(
     allow: Annotated[list[str] | None, typer.Option("--allow", help="Pre-approve a tool (write_file, bash, ...) or a rule such as 'Bash(git log:*)'. Repeatable.")] = None,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Approve every call that would ask (the deny floor still applies).")] = False,
     config: ConfigOpt = None,
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="Also write the final answer to this markdown file.")] = None,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Also write the answer as a report: .md, .html, .pdf or .xlsx (by the extension).")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object per event instead of the live view.")] = False,
     trace: Annotated[bool, typer.Option("--trace", help="Log each context stage to stderr (also DEXTER_TRACE=1).")] = False,
     no_memory: Annotated[bool, typer.Option("--no-memory", help="Turn persistent memory off for this run.")] = False,

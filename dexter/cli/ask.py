@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 
 from dexter.config import ConfigError, Settings
 from dexter.events import Done
-from dexter.evidence.report import answer_document
 from dexter.frontend import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -25,7 +24,6 @@ from dexter.frontend import (
     settings_for,
     stdout_console,
 )
-from dexter.secrets import scrub
 
 if TYPE_CHECKING:
     from dexter.agent.conversation import Conversation
@@ -88,22 +86,40 @@ def run_ask(options: AskOptions) -> int:
             print_error(refused)
             return EXIT_USAGE
     saved.announce(settings.model)
+    from dexter.agent.conversation import Conversation
+
+    conversation = saved.record.conversation
+    if conversation is None:
+        conversation = Conversation()
     outcome = render_run(session, options.question, json_out=options.json_out,
-                         plain=options.plain, conversation=saved.record.conversation)
+                         plain=options.plain, conversation=conversation)
     saved.save(model=settings.model, scratchpad=session.agent.scratchpad)
     if isinstance(outcome, int):
         return outcome
     done = outcome
     if options.output is not None and done.status == "ok":
-        try:
-            options.output.parent.mkdir(exist_ok=True)  # at most the last folder
-            when = datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
-            document = answer_document(done, options.question, when)
-            options.output.write_text(scrub(document), encoding="utf-8")
-        except OSError as exc:
-            print_error(f"Could not write the answer to {options.output}: {exc.strerror}.")
+        written = export_answer(done, options.question, conversation, options.output)
+        if written is not None:
+            print_error(written)
             return EXIT_FAILED
     return EXIT_OK if done.status == "ok" else EXIT_FAILED
+
+
+def export_answer(done: Done, question: str, conversation: Conversation, path: Path) -> str | None:
+    """Write the report of a run to ``path`` (format by extension); the error to show, or
+    None when it was written."""
+    from dexter.reports import ReportError, build_report, write_report
+
+    try:
+        path.parent.mkdir(exist_ok=True)  # at most the last folder
+    except OSError as exc:
+        return f"Could not create the folder {path.parent}: {exc.strerror or exc}."
+    when = datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
+    try:
+        write_report(build_report(done, question, when, conversation.ledger), path)
+    except ReportError as exc:
+        return str(exc)
+    return None
 
 
 def check_session(session: Session, allow: list[str]) -> int | None:
@@ -193,7 +209,7 @@ def _discard_stdout() -> None:
 def output_problem(path: Path, cwd: Path, home: Path) -> str | None:
     """Why ``--output PATH`` is refused, or None. A relative path must stay inside the
     working directory or ``DEXTER_HOME`` (an absolute path is the user's own choice); only
-    the last folder of it may be missing (it is created)."""
+    the last folder of it may be missing (it is created); its extension says the format."""
     target = (cwd / path).resolve() if not path.is_absolute() else path.resolve()
     if not path.is_absolute() and not any(target.is_relative_to(root.resolve())
                                           for root in (cwd, home)):
@@ -201,6 +217,11 @@ def output_problem(path: Path, cwd: Path, home: Path) -> str | None:
                 f"DEXTER_HOME; give an absolute path if you mean it.")
     if target.is_dir():
         return f"--output {path} is a folder; give a file name, e.g. {path}/answer.md."
+    from dexter.reports import format_problem
+
+    unknown = format_problem(path)
+    if unknown is not None:
+        return f"--output {unknown}"
     folder = target.parent
     if not folder.exists() and not folder.parent.is_dir():
         return (f"--output {path}: the folder {folder.parent} does not exist (dexter creates "

@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal, get_args
 
 from dexter.evidence.numbers import Claim, Kind, extract_claims, source_numbers
+from dexter.evidence.tables import DataTable, table_from_dict, table_to_dict
 
 SourceKind = Literal["data", "calculation", "user"]
 ID_PREFIX = "S"
@@ -43,6 +44,8 @@ class Source:
     """The numbers its text holds, sorted."""
     inputs: tuple[Claim, ...] = field(default=(), repr=False)
     """For a calculation: the figures its expression used."""
+    tables: tuple[DataTable, ...] = field(default=(), repr=False)
+    """The records it fetched, as numbers (for reports, spreadsheets and charts)."""
 
     @property
     def url(self) -> str:
@@ -102,7 +105,7 @@ class SourceLedger:
 
     def add(self, tool: str, args: Mapping[str, Any], content: str, *,
             title: str = "", urls: Iterable[str] = (), kind: SourceKind = "data",
-            expression: str = "") -> Source:
+            expression: str = "", tables: Iterable[DataTable] = ()) -> Source:
         """Register one successful result and return it with its new id."""
         source_id = f"{ID_PREFIX}{len(self._sources) + 1}"
         links = tuple(dict.fromkeys(u for u in urls if u))
@@ -113,6 +116,7 @@ class SourceLedger:
             accession=accession_of(links, content),
             numbers=tuple(sorted(source_numbers(content))),
             inputs=tuple(extract_claims(expression)) if expression else (),
+            tables=tuple(t.with_source_id(source_id) for t in tables),
         )
         self._sources[source_id] = source
         self._pairs = sorted(self._pairs + [(n, source_id) for n in source.numbers])
@@ -139,6 +143,7 @@ def source_to_dict(source: Source) -> dict[str, Any]:
         "urls": list(source.urls), "kind": source.kind, "fetched_at": source.fetched_at,
         "accession": source.accession, "numbers": list(source.numbers),
         "inputs": [dataclasses.asdict(claim) for claim in source.inputs],
+        **({"tables": [table_to_dict(t) for t in source.tables]} if source.tables else {}),
     }
 
 
@@ -162,11 +167,14 @@ def source_from_dict(data: Any) -> Source:
                              kind=c["kind"], negative=bool(c.get("negative", False)),
                              scaled=bool(c.get("scaled", False)))
                        for c in data.get("inputs", []))
+        tables = data.get("tables", [])
+        if not isinstance(tables, list):
+            raise ValueError("a source's tables must be a list")
         return Source(id=str(data["id"]), tool=str(data["tool"]), args=args,
                       title=str(data.get("title", "")), urls=tuple(str(u) for u in urls),
                       kind=kind, fetched_at=str(data.get("fetched_at", "")),
                       accession=str(data.get("accession", "")), numbers=tuple(numbers),
-                      inputs=inputs)
+                      inputs=inputs, tables=tuple(table_from_dict(t) for t in tables))
     except (KeyError, TypeError) as exc:
         raise ValueError(f"a source is missing or has a wrong field ({exc})") from None
 

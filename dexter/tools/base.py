@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from dexter.evidence.tables import DataTable
 from dexter.failures import ToolFailure as ToolFailure
 
 if TYPE_CHECKING:
@@ -82,13 +83,15 @@ class ToolOutput:
 
     ``title`` says what the data is (default: the tool and its main argument);
     ``source_urls`` are its links (SEC filing, web page; default: a ``path`` or ``url``
-    argument).
+    argument); ``tables`` are the records it fetched, as numbers (default: those of a JSON
+    result).
     """
 
     content: str
     source_urls: tuple[str, ...] = ()
     is_error: bool = False
     title: str = ""
+    tables: tuple[DataTable, ...] = ()
 
 
 class Tool(ABC, Generic[P]):

@@ -28,6 +28,7 @@ from dexter.data.base import (
     PlanError,
     UnsupportedError,
 )
+from dexter.evidence.tables import DataTable, tables_from_data
 from dexter.messages import ToolCall, UserMessage
 from dexter.providers.base import ChatModel, ModelRequest
 from dexter.providers.errors import ProviderError
@@ -211,6 +212,7 @@ async def execute(planned: list[_Planned], sources: SourceSet, ctx: ToolContext,
     errors: list[dict[str, Any]] = []
     urls: list[str] = []
     labels: list[str] = []
+    tables: list[DataTable] = []
     for item in planned:
         if item.error is not None:
             errors.append({"tool": item.call.name, "args": item.call.arguments,
@@ -225,6 +227,7 @@ async def execute(planned: list[_Planned], sources: SourceSet, ctx: ToolContext,
         if outcome.notes:
             entry["notes"] = [*outcome.notes, *entry.get("notes", [])]
         data[outcome.key] = entry
+        tables.extend(tables_from_data(outcome.key, outcome.result.data, outcome.result.source))
         urls.extend(outcome.result.urls)
         labels.append(outcome.result.source)
     if not any(o.result for o in outcomes):
@@ -233,7 +236,8 @@ async def execute(planned: list[_Planned], sources: SourceSet, ctx: ToolContext,
         data["_errors"] = errors
     keys = [k for k in data if not k.startswith("_")]
     title = "; ".join(keys) + " · " + ", ".join(dict.fromkeys(labels))
-    return ToolOutput(format_result(data, urls), tuple(dict.fromkeys(urls)), title=title)
+    return ToolOutput(format_result(data, urls), tuple(dict.fromkeys(urls)), title=title,
+                      tables=tuple(tables))
 
 
 def failure_text(errors: list[dict[str, Any]]) -> str:

@@ -1,0 +1,90 @@
+"""Deliverables: the answer of a run as a report file (markdown, HTML, PDF or spreadsheet).
+
+``build_report`` (model.py) gathers what a report holds; ``write_report`` picks the writer
+by the file's extension. Writers are imported only when used: the plotting, PDF and
+spreadsheet libraries cost start-up time that ``dexter ask`` without ``--output`` should
+not pay. See docs/reports.md.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+from dexter.filelock import write_atomic
+from dexter.reports.model import Report, ReportSource, build_report
+from dexter.secrets import scrub
+
+FORMATS: dict[str, str] = {
+    ".md": "markdown", ".markdown": "markdown", ".txt": "markdown",
+}
+"""File extension -> format."""
+WRITERS: dict[str, str] = {
+    "markdown": "dexter.reports.markdown",
+}
+"""Format -> the module that writes it."""
+
+__all__ = [
+    "FORMATS",
+    "WRITERS",
+    "Report",
+    "ReportError",
+    "ReportSource",
+    "build_report",
+    "format_problem",
+    "render_bytes",
+    "write_report",
+]
+
+
+class ReportError(Exception):
+    """A report could not be written; the message says why and what to do."""
+
+
+def format_problem(path: Path) -> str | None:
+    """Why dexter cannot write a report to ``path`` by its extension, or None."""
+    if path.suffix.lower() in FORMATS:
+        return None
+    shown = path.suffix or "no extension"
+    known = ", ".join(sorted(FORMATS))
+    return (f"{path}: dexter writes reports as {known}, not {shown}; "
+            f"name the file with one of those, e.g. {path.with_suffix('.md').name}.")
+
+
+def render_bytes(report: Report, fmt: str) -> bytes:
+    """The report in format ``fmt`` (a value of :data:`FORMATS`), secrets scrubbed. Each
+    writer module has ``render(report) -> bytes``."""
+    module = importlib.import_module(WRITERS[fmt])
+    data = module.render(scrubbed(report))
+    if not isinstance(data, bytes):
+        raise TypeError(f"the {fmt} writer returned {type(data).__name__}, not bytes")
+    return data
+
+
+def write_report(report: Report, path: Path) -> None:
+    """Write ``report`` to ``path`` in the format its extension names, whole or not at all
+    (a temporary file renamed into place). ``ReportError`` says what went wrong."""
+    problem = format_problem(path)
+    if problem is not None:
+        raise ReportError(problem)
+    try:
+        data = render_bytes(report, FORMATS[path.suffix.lower()])
+    except ImportError as exc:
+        raise ReportError(f"Writing {path.suffix} needs the Python package {exc.name!r}, "
+                          f"which is not installed: reinstall dexter (make run) or "
+                          f"pip install {exc.name}.") from None
+    try:
+        write_atomic(path, data)
+        path.chmod(0o644)  # a document to share, not the temporary file's private 0600
+    except OSError as exc:
+        raise ReportError(f"Could not write {path}: {exc.strerror or exc}.") from None
+
+
+def scrubbed(report: Report) -> Report:
+    """``report`` with every known secret value removed from its text."""
+    sources = tuple(ReportSource(s.id, scrub(s.title), scrub(s.url), s.tool, s.cited)
+                    for s in report.sources)
+    return Report(question=scrub(report.question), when=report.when, model=report.model,
+                  answer=scrub(report.answer), sources=sources,
+                  verification=report.verification, notes=report.notes,
+                  tables=tuple(t.map_text(scrub) for t in report.tables))
