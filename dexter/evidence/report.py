@@ -1,6 +1,6 @@
 """How a checked answer is shown: marks on unsupported figures, the Sources section, the
-verification line. Pure text (markdown), shared by the live view, plain lines, ``--output``
-files, ``dexter replay`` and the REPL, so the answer reads the same everywhere."""
+verification line. Pure text (markdown), shared by the live view, plain lines, reports,
+``dexter replay`` and the REPL, so the answer reads the same everywhere."""
 
 from __future__ import annotations
 
@@ -109,17 +109,6 @@ def limit_line(done: Done) -> str:
         return ""
     return (f"⚠ Stopped at the iteration limit ({done.iterations}): the answer uses what "
             "was gathered.")
-
-
-def answer_document(done: Done, question: str, when: str) -> str:
-    """The ``--output`` markdown file: the question, the date, the answer, its sources and
-    the verification line."""
-    parts = [f"# {question.strip()}", f"*{when} · {done.model}*" if done.model else f"*{when}*",
-             answer_markdown_text(done)]
-    line = verification_line(done.verification)
-    if line:
-        parts.append(f"*{line}*")
-    return "\n\n".join(parts) + "\n"
 
 
 def _count(value: Any) -> int:
