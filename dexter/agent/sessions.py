@@ -287,6 +287,8 @@ class SessionStore:
             raise UnreadableSession(path, f"not valid JSON: {exc}") from None
         except (ValueError, TypeError, KeyError) as exc:
             raise UnreadableSession(path, str(exc)) from None
+        except RecursionError:
+            raise UnreadableSession(path, "its JSON is nested too deeply") from None
         if record.id != path.stem:
             raise UnreadableSession(path, f"it holds session {record.id}")
         return record

@@ -156,7 +156,7 @@ def _rubric_from_text(text: str, where: str) -> Any:
         raise DatasetError(f"{where}: the rubric is empty.")
     try:
         return json.loads(stripped)
-    except ValueError:
+    except (ValueError, RecursionError):
         pass
     try:
         return ast.literal_eval(stripped)
@@ -198,7 +198,7 @@ def _jsonl_rows(path: Path, text: str) -> list[tuple[str, dict[str, Any]]]:
     for number, line in _numbered_lines(text):
         try:
             obj = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             raise DatasetError(f"{path} line {number}: not valid JSON.") from None
         if not isinstance(obj, dict):
             raise DatasetError(f"{path} line {number}: expected a JSON object.")

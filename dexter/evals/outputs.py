@@ -123,7 +123,7 @@ class ResultsFile:
             try:
                 data = json.loads(line)
                 result = QuestionResult.from_dict(data)
-            except (ValueError, TypeError):
+            except (ValueError, TypeError, RecursionError):
                 self.skipped_lines += 1
                 continue
             if not isinstance(result.id, str) or not result.id:
@@ -244,6 +244,8 @@ def read_json(path: Path) -> dict[str, Any] | None:
         return None
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise OutputError(f"Cannot read {path}: {getattr(exc, 'strerror', None) or exc}.") from None
+    except RecursionError:
+        raise OutputError(f"Cannot read {path}: its JSON is nested too deeply.") from None
     if not isinstance(data, dict):
         raise OutputError(f"{path} is not a JSON object.")
     return data
