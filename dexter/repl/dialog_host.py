@@ -31,6 +31,7 @@ from dexter.repl.dialogs import (
 )
 from dexter.repl.protocol import Output
 from dexter.repl.terminal import Terminal
+from dexter.text import escape_controls_value
 
 LINE_DIALOG_HINT = "Type a number and press enter (enter alone: the marked one; n: no)."
 
@@ -74,7 +75,9 @@ class DialogHost:
             self.owner.warn(
                 f"{request.tool} needs approval, and input is not a terminal: denied.")
             return "deny"
-        dialog = ApprovalDialog(request, width=self.terminal.width())
+        # shown with control characters made visible: the command or diff may come from a
+        # fetched page; the decision itself is about the request as it is
+        dialog = ApprovalDialog(escape_controls_value(request), width=self.terminal.width())
         await self.show(dialog)
         if dialog.result == ABORT:
             self.owner.interrupt()
@@ -83,7 +86,7 @@ class DialogHost:
     async def request_user_input(self, questions: list[dict[str, Any]]) -> dict[str, Any] | None:
         """Ask the agent's questions; the answers, a decline, or None when they cannot show."""
         try:
-            dialog = QuestionDialog(questions)
+            dialog = QuestionDialog(escape_controls_value(questions))
         except QuestionError as exc:
             self.owner.warn(f"Could not show the questions: {exc}")
             return None
