@@ -50,6 +50,31 @@ for n in range(lines):
 """
 
 
+HISTORY_WORKER = """
+import sys, time
+from pathlib import Path
+from dexter.repl.terminal import ScrubbedFileHistory
+path, me, go, lines = Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3]), int(sys.argv[4])
+path.parent.mkdir(parents=True, exist_ok=True)
+while not go.exists():
+    time.sleep(0.001)
+history = ScrubbedFileHistory(str(path))
+for n in range(lines):
+    history.store_string(f"{me} {n} first line\\n" + me * 20_000)
+"""
+
+RULES_WORKER = """
+import sys, time
+from pathlib import Path
+from dexter.repl.handlers import append_rule
+path, me, go, lines = Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3]), int(sys.argv[4])
+while not go.exists():
+    time.sleep(0.001)
+for n in range(lines):
+    append_rule(path, f"{me} rule {n}")
+"""
+
+
 def _race(code: str, target: Path, go: Path) -> None:
     """Run two workers of ``code`` on ``target``, released together, and wait for both."""
     workers = [subprocess.Popen([sys.executable, "-c", code, str(target), name, str(go),
@@ -100,3 +125,23 @@ def test_write_atomic_leaves_no_temporary_file(tmp_path: Path) -> None:
         write_atomic(path, b'{"a": 1}')
     assert path.read_bytes() == b'{"a": 1}'
     assert sorted(p.name for p in tmp_path.iterdir()) == [".lock", "f.json"]
+
+
+@pytest.mark.parametrize("trial", range(TRIALS))
+def test_two_repls_sharing_the_input_history_tear_no_entry(tmp_path: Path, trial: int) -> None:
+    from prompt_toolkit.history import FileHistory
+
+    path = tmp_path / "history" / "repl_history"
+    _race(HISTORY_WORKER, path, tmp_path / "go")
+    entries = list(FileHistory(str(path)).load_history_strings())
+    assert len(entries) == 2 * LINES
+    expected = {f"{me} {n} first line\n" + me * 20_000 for me in "ab" for n in range(LINES)}
+    assert set(entries) == expected
+
+
+@pytest.mark.parametrize("trial", range(TRIALS))
+def test_two_repls_adding_rules_keep_every_rule(tmp_path: Path, trial: int) -> None:
+    path = tmp_path / "home" / "RULES.md"
+    _race(RULES_WORKER, path, tmp_path / "go")
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert sorted(lines) == sorted(f"- {me} rule {n}" for me in "ab" for n in range(LINES))

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import shlex
 import subprocess
+from pathlib import Path
 
 from rich.table import Table
 from rich.text import Text
@@ -15,6 +16,7 @@ from rich.text import Text
 from dexter.config import ConfigError
 from dexter.context import compaction
 from dexter.context.tokens import estimate_message_tokens
+from dexter.filelock import locked, write_atomic
 from dexter.providers.registry import (
     PROVIDERS,
     ProviderInfo,
@@ -430,6 +432,19 @@ async def memory_command(repl: ReplLike, arg: str) -> None:
                   else "Loaded into this session: nothing (no memory notes yet).")
 
 
+def append_rule(path: Path, rule: str) -> None:
+    """Add ``- rule`` as a line of the rules file, under its folder's lock, so two
+    sessions adding rules at once keep both (the file may lack a final newline)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with locked(path.parent):
+        try:
+            existing = path.read_bytes()
+        except FileNotFoundError:
+            existing = b""
+        glue = b"" if not existing or existing.endswith(b"\n") else b"\n"
+        write_atomic(path, existing + glue + f"- {rule}\n".encode(), prefix=".rules.")
+
+
 async def rules_command(repl: ReplLike, arg: str) -> None:
     """``/rules`` shows the research rules; ``/rules add TEXT`` appends; ``/rules edit``."""
     path = repl.settings.home_path / RULES_FILE
@@ -440,10 +455,11 @@ async def rules_command(repl: ReplLike, arg: str) -> None:
         if not text:
             repl.error("Give the rule: /rules add Always compare against the sector median")
             return
-        path.parent.mkdir(parents=True, exist_ok=True)
-        existing = path.read_text(encoding="utf-8") if path.exists() else ""
-        glue = "" if not existing or existing.endswith("\n") else "\n"
-        path.write_text(f"{existing}{glue}- {scrub(text)}\n", encoding="utf-8")
+        try:
+            append_rule(path, scrub(text))
+        except OSError as exc:
+            repl.error(f"Could not add the rule to {path}: {exc.strerror or exc}.")
+            return
         await repl.rebuild()
         repl.note(f"Added to {path}; the model follows it from the next question.")
         return

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime
 import io
 import signal
 from collections.abc import Callable, Iterator
@@ -29,6 +30,7 @@ from prompt_toolkit.patch_stdout import patch_stdout
 from prompt_toolkit.styles import Style
 from rich.console import Console
 
+from dexter.filelock import append_locked
 from dexter.render.live import LiveRenderer
 from dexter.repl.dialog_app import ESCAPE_DELAY_S
 from dexter.repl.view import ToolbarState, render_ansi, toolbar_text
@@ -77,8 +79,15 @@ class TerminalOwner(Protocol):
 class ScrubbedFileHistory(FileHistory):
     """The input history file, without any secret value the user pasted."""
 
+    filename: str
+
     def store_string(self, string: str) -> None:
-        super().store_string(scrub(string))
+        """Append the entry in prompt-toolkit's file format, as one locked write, so two
+        REPLs sharing the file never interleave their lines."""
+        lines = "".join(f"+{line}\n" for line in scrub(string).split("\n"))
+        entry = f"\n# {datetime.datetime.now()}\n{lines}"
+        with contextlib.suppress(OSError):  # an unwritable history loses only history
+            append_locked(Path(self.filename), entry.encode("utf-8", errors="replace"))
 
 
 class Terminal:
