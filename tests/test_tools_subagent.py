@@ -595,3 +595,21 @@ def test_ask_json_runs_two_subagents_end_to_end(tmp_path: Path) -> None:
     finals = [e["subagent"] for e in events if e["type"] == "tool_progress"]
     assert sum(1 for p in finals if p is not None and p["done"]) == 2
     assert len(result.scratchpads()) == 3
+
+
+async def test_a_worker_whose_record_fails_says_so_in_its_result(tmp_path: Path) -> None:
+    from dexter.events import ScratchpadError
+
+    async def runner(_spec: Any) -> Any:
+        yield ScratchpadError(path="/pads/worker.jsonl", message="No space left on device")
+        yield Done(answer="Revenue was $60.9B.", status="ok")
+
+    messages: list[Any] = []
+    ctx = dataclasses.replace(context_for(tmp_path, ScriptedModel([])), run_worker=runner,
+                              progress=messages.append)
+    result = await SubagentTool([]).run(params(), ctx)
+    assert result.startswith("Revenue was $60.9B.")
+    assert result.endswith("[the worker's record is incomplete: /pads/worker.jsonl: "
+                           "No space left on device]")
+    assert "⚠ The worker's record is incomplete (/pads/worker.jsonl: No space left on device)." \
+        in [m for m in messages if isinstance(m, str)]

@@ -23,7 +23,15 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from dexter.events import Done, Event, StreamProgress, SubagentStatus, ToolError, ToolStart
+from dexter.events import (
+    Done,
+    Event,
+    ScratchpadError,
+    StreamProgress,
+    SubagentStatus,
+    ToolError,
+    ToolStart,
+)
 from dexter.messages import Usage
 from dexter.providers.base import ModelRequest, ModelResponse, StreamChunk
 from dexter.tools.base import Tool, ToolContext, ToolFailure, WorkerSpec
@@ -205,6 +213,8 @@ class WorkerProgress:
     searches: int = 0
     reads: int = 0
     activity: str = "Starting"
+    record_problem: str = ""
+    """Why the worker's scratchpad is incomplete ('' when it is whole)."""
     _started: set[str] = field(default_factory=set)
 
     def observe(self, event: Event) -> bool:
@@ -245,6 +255,8 @@ def result_text(answer: str, subagent_type: str, progress: WorkerProgress) -> st
     uses = progress.tool_use_count
     footer = (f"[{subagent_type} subagent · {uses} tool use{'s' if uses != 1 else ''} · "
               f"{progress.meter.tokens:,} tokens]")
+    if progress.record_problem:
+        footer += f"\n[the worker's record is incomplete: {progress.record_problem}]"
     return f"{answer}\n\n{footer}"
 
 
@@ -298,12 +310,16 @@ class SubagentTool(Tool[SubagentParams]):
         spec = self._worker(args, ctx, meter)
         ctx.progress(progress.status())
         done: Done | None = None
+        record_problem = ""
         async with aclosing(ctx.run_worker(spec)) as events:
             async for event in events:
                 if isinstance(event, Done):
                     done = event
                 elif isinstance(event, StreamProgress):
                     continue
+                elif isinstance(event, ScratchpadError):
+                    record_problem = f"{event.path}: {event.message}"
+                    ctx.progress(f"⚠ The worker's record is incomplete ({record_problem}).")
                 elif progress.observe(event):
                     ctx.progress(progress.status())
         if done is None:
@@ -311,6 +327,8 @@ class SubagentTool(Tool[SubagentParams]):
         failure = failure_text(done, args.description, args.subagent_type)
         progress.activity = "Failed" if failure else "Done"
         ctx.progress(progress.status(done=True, failed=failure is not None))
+        if record_problem:
+            progress.record_problem = record_problem
         if failure is not None:
             raise ToolFailure(failure)
         return result_text(done.answer.strip(), args.subagent_type, progress)
