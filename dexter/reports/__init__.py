@@ -17,10 +17,12 @@ from dexter.secrets import scrub
 
 FORMATS: dict[str, str] = {
     ".md": "markdown", ".markdown": "markdown", ".txt": "markdown",
+    ".xlsx": "xlsx",
 }
 """File extension -> format."""
 WRITERS: dict[str, str] = {
     "markdown": "dexter.reports.markdown",
+    "xlsx": "dexter.reports.xlsx",
 }
 """Format -> the module that writes it."""
 
