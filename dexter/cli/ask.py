@@ -52,6 +52,8 @@ class AskOptions:
     max_tokens: int | None = None
     skill: str | None = None
     """A skill whose instructions are loaded for the run (``--skill``)."""
+    charts: bool = False
+    """After the answer, a compact chart of each pulled time series (``--charts``)."""
 
 
 def run_ask(options: AskOptions) -> int:
@@ -98,6 +100,8 @@ def run_ask(options: AskOptions) -> int:
     if isinstance(outcome, int):
         return outcome
     done = outcome
+    if options.charts and done.status == "ok" and not (options.plain or options.json_out):
+        print_charts(done, options.question, conversation)
     if options.output is not None and done.status == "ok":
         written = export_answer(done, options.question, conversation, options.output)
         if written is not None:
@@ -112,6 +116,22 @@ def export_answer(done: Done, question: str, conversation: Conversation, path: P
     from dexter.reports.export import export_report
 
     return export_report(done, question, conversation.ledger, path)
+
+
+def print_charts(done: Done, question: str, conversation: Conversation) -> None:
+    """``--charts``: after the answer, a sparkline chart of each group of time series the
+    run pulled. Nothing on a dumb terminal or when stdout is not a terminal."""
+    console = stdout_console()
+    if not console.is_terminal or console.is_dumb_terminal:
+        return
+    from dexter.render.charts import chart_view
+    from dexter.reports import build_report, scrubbed
+    from dexter.reports.series import charts_of
+
+    report = scrubbed(build_report(done, question, "", conversation.ledger))
+    for chart in charts_of(report.tables):
+        console.print()
+        console.print(chart_view(chart))
 
 
 def check_session(session: Session, allow: list[str]) -> int | None:
