@@ -8,7 +8,7 @@ from pathlib import Path
 
 from dexter.events import Done
 from dexter.evidence.ledger import SourceLedger
-from dexter.reports import ReportError, build_report, format_problem, write_report
+from dexter.reports import Report, ReportError, build_report, format_problem, write_report
 
 
 def output_problem(path: Path, cwd: Path, home: Path, flag: str = "--output") -> str | None:
@@ -38,12 +38,18 @@ def export_report(done: Done, question: str, ledger: SourceLedger | None, path: 
     """Write the report of a run to ``path`` (format by extension); the error to show, or
     None when it was written. ``when``: the run's date as the report shows it (default:
     now)."""
+    return save_report(build_report(done, question, when or report_time(), ledger), path)
+
+
+def save_report(report: Report, path: Path) -> str | None:
+    """Write ``report`` to ``path`` (a path :func:`output_problem` accepted), creating its
+    last folder; the error to show, or None when it was written."""
     try:
         path.parent.mkdir(exist_ok=True)  # at most the last folder
     except OSError as exc:
         return f"Could not create the folder {path.parent}: {exc.strerror or exc}."
     try:
-        write_report(build_report(done, question, when or report_time(), ledger), path)
+        write_report(report, path)
     except ReportError as exc:
         return str(exc)
     return None
