@@ -156,3 +156,33 @@ def test_colliding_table_titles_each_get_a_sheet() -> None:
     assert book["prices(AAPL) (2)"]["A2"].value == "[S2] two"
     assert [r[5] for r in rows(book["Sources"])[1:]] == ["prices(AAPL)", "prices(AAPL) (2)"]
     assert [r[4] for r in rows(book["Sources"])[1:]] == ["yes", "no"]
+
+
+def test_openpyxl_is_imported_only_when_a_workbook_is_written() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys, dexter.reports, dexter.reports.xlsx, dexter.reports.export, "
+            "dexter.repl.session, dexter.repl.handlers, dexter.render.charts\n"
+            "print('openpyxl' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "False"
+
+
+def test_prices_have_a_row_per_day_with_units_in_the_header() -> None:
+    prices = DataTable(title="prices[AAPL]", source="Yahoo", index_name="date",
+                       index=("2024-01-02", "2024-01-03"), dates=("2024-01-02", "2024-01-03"),
+                       columns=(Column("close", "USD", (185.64, 184.25)),
+                                Column("volume", "shares", (82_488_700.0, None))),
+                       source_id="S1", dropped_rows=3)
+    book = load_workbook(io.BytesIO(render_bytes(report(prices), "xlsx")))
+    sheet = book["prices(AAPL)"]
+    header = find_row(sheet, "date")
+    assert [c.value for c in header] == ["date", "close (USD)", "volume (shares)"]
+    day = find_row(sheet, "2024-01-02")
+    assert day[1].value == pytest.approx(185.64) and day[1].number_format == "#,##0.00"
+    assert day[2].value == 82_488_700 and day[2].number_format == "#,##0"
+    assert find_row(sheet, "2024-01-03")[2].value is None
+    assert sheet["A4"].value == "The oldest 3 rows were left out."
+    assert sheet["A2"].value == "Yahoo [S1]"  # no such source in the report: the label
