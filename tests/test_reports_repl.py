@@ -6,16 +6,19 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from openpyxl import load_workbook
 from prompt_toolkit.completion import CompleteEvent
 from prompt_toolkit.document import Document
 
+from dexter.config import Settings
 from dexter.repl.completion import ReplCompleter
 from dexter.repl.handlers import build_registry
 from dexter.testing.fakedata import FakeDataServer
 from dexter.testing.fakellm import FakeLLM
+from dexter.tools.base import Tool
 from dexter.tools.finance import SourceOptions, finance_tools
 from tests.repl_harness import make_settings, running_repl
 from tests.report_helpers import QUESTION, script_quarters
@@ -41,13 +44,19 @@ def one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-async def test_export_and_chart_the_last_answer(fake_llm: FakeLLM, data: FakeDataServer,
-                                                tmp_path: Path) -> None:
+def with_data(tmp_path: Path, data: FakeDataServer) -> tuple[Settings, list[Tool[Any]]]:
+    """Settings and the real finance tools, pointed at the fake data server."""
     settings = make_settings(tmp_path, **{"tools.sec_edgar_base_url": data.url,
                                           "tools.sec_edgar_data_url": data.url,
                                           "tools.financial_datasets_base_url": data.url})
     tools = finance_tools(settings, env={},
                           source_options=SourceOptions(sec_rate_limiter=None, use_cache=False))
+    return settings, tools
+
+
+async def test_export_and_chart_the_last_answer(fake_llm: FakeLLM, data: FakeDataServer,
+                                                tmp_path: Path) -> None:
+    settings, tools = with_data(tmp_path, data)
     async with running_repl(settings, tools=tools, width=120) as d:
         d.line("/export early.md")
         await d.wait_for("No answer yet: ask a question first, then /export early.md.")
@@ -110,6 +119,19 @@ async def test_export_and_chart_the_last_answer(fake_llm: FakeLLM, data: FakeDat
         d.line("/export after.md")
         await d.wait_for("then /export after.md.")
         assert not (tmp_path / "after.md").exists()
+
+
+async def test_chart_on_a_dumb_terminal_prints_the_values_without_bars(
+        fake_llm: FakeLLM, data: FakeDataServer, tmp_path: Path) -> None:
+    settings, tools = with_data(tmp_path, data)
+    async with running_repl(settings, tools=tools, width=120, fancy=False) as d:
+        script_quarters(fake_llm)
+        await d.ask(QUESTION, "Revenue fell from")
+        d.line("/chart revenue")
+        text = await d.wait_for("revenue (USD)  income_statements")
+    chart = text.split("revenue (USD)  income_statements")[-1]
+    assert "$119.6B" in chart and "$94.9B" in chart
+    assert "█" not in chart and "▏" not in chart
 
 
 def test_export_completes_paths_and_chart_is_in_the_registry(tmp_path: Path) -> None:
