@@ -109,8 +109,6 @@ def put(sheet: Worksheet, row: int, column: int, value: Cell, unit: str = "",
         bold: bool = False) -> Any:
     """Write one cell: a number with its format, or a string that stays a string (never a
     formula, however it starts); None leaves the cell empty."""
-    from openpyxl.styles import Font
-
     cell = sheet.cell(row=row, column=column)
     if isinstance(value, float):
         cell.value = int(value) if value.is_integer() and abs(value) < 2**53 else value
@@ -121,6 +119,8 @@ def put(sheet: Worksheet, row: int, column: int, value: Cell, unit: str = "",
         if value[:1] in "=+-@":
             cell.quotePrefix = True  # and Excel keeps it text when the cell is edited
     if bold:
+        from openpyxl.styles import Font
+
         cell.font = Font(bold=True)
     return cell
 
@@ -182,7 +182,8 @@ def _table_sheet(sheet: Worksheet, table: DataTable, source: ReportSource | None
         put(sheet, HEADER_ROW, column, name, bold=True)
     for row, cells in enumerate(body, HEADER_ROW + 1):
         for column, (value, unit) in enumerate(cells, 1):
-            put(sheet, row, column, value, unit)
+            if value is not None:  # a missing value stays an empty cell
+                put(sheet, row, column, value, unit)
     sheet.freeze_panes = f"B{HEADER_ROW + 1}"
     _fit_widths(sheet, header, body)
 
