@@ -66,6 +66,10 @@ def test_ask_output_xlsx_holds_the_fetched_numbers_units_and_sources(
     hostile = [c for c in answer_cells if c.value == HOSTILE]
     assert len(hostile) == 1 and hostile[0].data_type == "s"  # text, not a formula
 
+    tables = find_row(report, "Tables")
+    assert tables[1].value == book.sheetnames[1]
+    assert tables[1].hyperlink.location == f"'{book.sheetnames[1]}'!A1"
+
     table = book[book.sheetnames[1]]
     assert table["A1"].value == "income_statements[AAPL, quarterly]"
     assert table["A3"].value.endswith("/api/xbrl/companyfacts/CIK0000320193.json")

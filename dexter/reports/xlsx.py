@@ -135,6 +135,7 @@ def link(cell: Any, url: str) -> None:
 def _report_sheet(sheet: Worksheet, report: Report,
                   tables: list[tuple[DataTable, str]]) -> None:
     from openpyxl.styles import Alignment
+    from openpyxl.worksheet.hyperlink import Hyperlink
 
     rows: list[tuple[str, str]] = [("Question", " ".join(report.question.split())),
                                    ("Date", report.when), ("Model", report.model)]
@@ -151,9 +152,10 @@ def _report_sheet(sheet: Worksheet, report: Report,
         row += 2
         put(sheet, row, 1, "Tables", bold=True)
         for table, name in tables:
-            put(sheet, row, 2, name)
-            sheet.cell(row=row, column=2).hyperlink = f"#'{name}'!A1"
-            sheet.cell(row=row, column=2).style = "Hyperlink"
+            cell = put(sheet, row, 2, name)
+            quoted = name.replace("'", "''")
+            cell.hyperlink = Hyperlink(ref=cell.coordinate, location=f"'{quoted}'!A1")
+            cell.style = "Hyperlink"
             put(sheet, row, 3, table_caption(table))
             row += 1
     sheet.column_dimensions["A"].width = 14
