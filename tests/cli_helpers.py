@@ -33,7 +33,9 @@ class CliResult:
 
 def cli_env(fake: FakeLLM | None, cwd: Path, **extra: str) -> dict[str, str]:
     """A clean environment: no user config, state under ``cwd``, fake endpoints, no colour."""
-    keep = {k: v for k, v in os.environ.items() if k in {"PATH", "LANG", "LC_ALL", "SYSTEMROOT"}}
+    # PYTHONPATH: a git worktree's tests run its own dexter, not the shared venv's install.
+    keep = {k: v for k, v in os.environ.items()
+            if k in {"PATH", "LANG", "LC_ALL", "SYSTEMROOT", "PYTHONPATH"}}
     env = {
         **keep,
         "HOME": str(cwd / "home"),

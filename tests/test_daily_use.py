@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from dexter.cli.ask import output_problem
 from dexter.config import Settings
 from dexter.memory.manager import MemoryManager
 from dexter.memory.stub import HashingEmbedder
+from dexter.reports.export import output_problem
 from dexter.testing.fakellm import FakeLLM, Reply
 from tests.cli_helpers import cli_env, run_cli
 

@@ -143,10 +143,10 @@ def test_registry_has_every_command_of_the_issue() -> None:
     names = set(build_registry().names())
     assert names == {"help", "model", "models", "search", "clear", "history", "context",
                      "compact", "memory", "rules", "scratchpad", "skills", "cost", "budget", "mcp",
-                     "exit"}
+                     "export", "chart", "exit"}
     read_only = {c.name for c in build_registry() if c.read_only}
-    assert {"help", "context", "cost", "scratchpad", "history", "skills"} <= read_only
-    assert not read_only & {"model", "clear", "compact", "rules", "search"}
+    assert {"help", "context", "cost", "scratchpad", "history", "skills", "chart"} <= read_only
+    assert not read_only & {"model", "clear", "compact", "rules", "search", "export"}
 
 
 def complete(text: str, tmp: Path | None = None) -> list[str]:

@@ -83,6 +83,7 @@ def ask(
     trace: Annotated[bool, typer.Option("--trace", help="Log each context stage to stderr (also DEXTER_TRACE=1).")] = False,
     no_memory: Annotated[bool, typer.Option("--no-memory", help="Turn persistent memory off for this run.")] = False,
     plain: Annotated[bool, typer.Option("--plain", help="Plain lines even on a terminal.")] = False,
+    charts: Annotated[bool, typer.Option("--charts", help="After the answer, a compact chart of each time series the run pulled (on a full terminal only).")] = False,
     skill: Annotated[str | None, typer.Option("--skill", metavar="NAME", help="Load this skill's instructions for the run (see dexter skills).")] = None,
     continue_: ContinueOpt = False,
     resume: Annotated[str | None, typer.Option("--resume", "-r", metavar="ID", help="Ask in the saved session with this id (or the start of one).")] = None,
@@ -100,7 +101,7 @@ def ask(
         no_memory=no_memory or bool(_global(ctx, "no_memory")), plain=plain,
         continue_=continue_ or bool(_global(ctx, "continue")),
         resume=resume if resume is not None else cast(str | None, _global(ctx, "resume")),
-        skill=skill,
+        skill=skill, charts=charts,
         max_cost=max_cost, max_tokens=max_tokens,
     )
     raise typer.Exit(run_ask(options))

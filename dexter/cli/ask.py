@@ -7,7 +7,6 @@ import contextlib
 import os
 import sys
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -53,6 +52,8 @@ class AskOptions:
     max_tokens: int | None = None
     skill: str | None = None
     """A skill whose instructions are loaded for the run (``--skill``)."""
+    charts: bool = False
+    """After the answer, a compact chart of each pulled time series (``--charts``)."""
 
 
 def run_ask(options: AskOptions) -> int:
@@ -81,6 +82,8 @@ def run_ask(options: AskOptions) -> int:
     if problem is not None:
         return problem
     if options.output is not None:
+        from dexter.reports.export import output_problem
+
         refused = output_problem(options.output, Path.cwd(), settings.home_path)
         if refused is not None:
             print_error(refused)
@@ -97,6 +100,8 @@ def run_ask(options: AskOptions) -> int:
     if isinstance(outcome, int):
         return outcome
     done = outcome
+    if options.charts and done.status == "ok" and not (options.plain or options.json_out):
+        print_charts(done, options.question, conversation)
     if options.output is not None and done.status == "ok":
         written = export_answer(done, options.question, conversation, options.output)
         if written is not None:
@@ -108,18 +113,25 @@ def run_ask(options: AskOptions) -> int:
 def export_answer(done: Done, question: str, conversation: Conversation, path: Path) -> str | None:
     """Write the report of a run to ``path`` (format by extension); the error to show, or
     None when it was written."""
-    from dexter.reports import ReportError, build_report, write_report
+    from dexter.reports.export import export_report
 
-    try:
-        path.parent.mkdir(exist_ok=True)  # at most the last folder
-    except OSError as exc:
-        return f"Could not create the folder {path.parent}: {exc.strerror or exc}."
-    when = datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
-    try:
-        write_report(build_report(done, question, when, conversation.ledger), path)
-    except ReportError as exc:
-        return str(exc)
-    return None
+    return export_report(done, question, conversation.ledger, path)
+
+
+def print_charts(done: Done, question: str, conversation: Conversation) -> None:
+    """``--charts``: after the answer, a sparkline chart of each group of time series the
+    run pulled. Nothing on a dumb terminal or when stdout is not a terminal."""
+    console = stdout_console()
+    if not console.is_terminal or console.is_dumb_terminal:
+        return
+    from dexter.render.charts import chart_view
+    from dexter.reports import build_report, scrubbed
+    from dexter.reports.series import charts_of
+
+    report = scrubbed(build_report(done, question, "", conversation.ledger))
+    for chart in charts_of(report.tables):
+        console.print()
+        console.print(chart_view(chart))
 
 
 def check_session(session: Session, allow: list[str]) -> int | None:
@@ -204,29 +216,6 @@ def _discard_stdout() -> None:
         pass
     finally:
         os.close(devnull)
-
-
-def output_problem(path: Path, cwd: Path, home: Path) -> str | None:
-    """Why ``--output PATH`` is refused, or None. A relative path must stay inside the
-    working directory or ``DEXTER_HOME`` (an absolute path is the user's own choice); only
-    the last folder of it may be missing (it is created); its extension says the format."""
-    target = (cwd / path).resolve() if not path.is_absolute() else path.resolve()
-    if not path.is_absolute() and not any(target.is_relative_to(root.resolve())
-                                          for root in (cwd, home)):
-        return (f"--output {path} points outside the working directory ({cwd}) and "
-                f"DEXTER_HOME; give an absolute path if you mean it.")
-    if target.is_dir():
-        return f"--output {path} is a folder; give a file name, e.g. {path}/answer.md."
-    from dexter.reports import format_problem
-
-    unknown = format_problem(path)
-    if unknown is not None:
-        return f"--output {unknown}"
-    folder = target.parent
-    if not folder.exists() and not folder.parent.is_dir():
-        return (f"--output {path}: the folder {folder.parent} does not exist (dexter creates "
-                "at most the last folder); create it first.")
-    return None
 
 
 def noninteractive_session(settings: Settings, allow: list[str], yes: bool,

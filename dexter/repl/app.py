@@ -62,6 +62,7 @@ from dexter.repl.handlers import argument_values, build_registry
 from dexter.repl.session import ReplSession, RunRenderer, SessionBuilder
 from dexter.repl.terminal import ConsoleStream, Terminal, quiet_cancelled
 from dexter.repl.view import ERROR, MUTED, WARNING, ToolbarState, history_view, intro
+from dexter.reports import Report
 
 EXIT_WORDS = frozenset({"exit", "quit", "/exit", "/quit"})
 BUSY_MESSAGE = "busy, try after this run (esc interrupts it)"
@@ -151,6 +152,11 @@ class Repl:
     @context_tokens.setter
     def context_tokens(self, tokens: int) -> None:
         self.core.context_tokens = tokens
+
+    @property
+    def last_report(self) -> Report | None:
+        """The report of the last answered question, or None."""
+        return self.core.last_report
 
     @property
     def busy(self) -> bool:

@@ -22,6 +22,8 @@ class Command:
     read_only: bool = False
     arguments: tuple[str, ...] = field(default=())
     """Fixed first words the argument may start with (offered by completion)."""
+    path: bool = False
+    """The argument is a file name (completion offers paths)."""
 
 
 def split_command(text: str) -> tuple[str, str] | None:

@@ -18,7 +18,8 @@ def _looks_like_path(word: str) -> bool:
 
 
 class ReplCompleter(Completer):
-    """Completes ``/com`` to commands, ``/model gp`` to models, and ``./da`` to paths."""
+    """Completes ``/com`` to commands, ``/model gp`` to models, ``./da`` and ``/export da``
+    to paths."""
 
     def __init__(self, registry: CommandRegistry, arguments: ArgumentSource) -> None:
         self._registry = registry
@@ -34,6 +35,9 @@ class ReplCompleter(Completer):
                 yield from self._commands(name)
                 return
             command = self._registry.get(name) if space else None
+            if command is not None and command.path:
+                yield from self._paths.get_completions(Document(arg, len(arg)), complete_event)
+                return
             if command is not None:
                 yield from self._command_arguments(command.name, command.arguments, arg)
                 return

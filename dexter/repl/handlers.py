@@ -487,6 +487,85 @@ async def rules_command(repl: ReplLike, arg: str) -> None:
     repl.console.print(text, markup=False, highlight=False)
 
 
+# -- /export /chart ------------------------------------------------------------------------------
+
+NO_ANSWER = "No answer yet: ask a question first, then {what}."
+
+
+async def export_command(repl: ReplLike, arg: str) -> None:
+    """``/export FILE``: write the last answer's report, in the format the extension names
+    (the same formats and path rules as ``dexter ask --output``)."""
+    import asyncio
+    from pathlib import Path
+
+    from dexter.reports import FORMATS
+    from dexter.reports.export import output_problem, save_report
+
+    name = arg.strip()
+    if len(name) > 1 and name[0] == name[-1] and name[0] in "'\"":
+        name = name[1:-1]
+    if not name:
+        repl.error(f"Usage: /export FILE, e.g. /export apple.xlsx "
+                   f"({', '.join(sorted(FORMATS))}).")
+        return
+    report = repl.last_report
+    if report is None:
+        repl.note(NO_ANSWER.format(what=f"/export {name}"))
+        return
+    path = Path(name).expanduser()
+    problem = output_problem(path, Path.cwd(), repl.settings.home_path, flag="/export")
+    if problem is not None:
+        repl.error(problem)
+        return
+    failed = await asyncio.to_thread(save_report, report, path)  # a PDF takes a moment
+    if failed is not None:
+        repl.error(failed)
+        return
+    repl.print(Text("Wrote ", style=MUTED) + Text(str(path))
+               + Text(f" ({len(report.tables)} data table{'s' * (len(report.tables) != 1)}, "
+                      f"{len(report.cited)} cited source{'s' * (len(report.cited) != 1)})",
+                      style=MUTED))
+
+
+async def chart_command(repl: ReplLike, arg: str) -> None:
+    """``/chart``: the last answer's time series, numbered; ``/chart NAME`` or ``/chart N``
+    draws one as labelled bars."""
+    from dexter.render.charts import bars_view, series_list_view
+    from dexter.reports.series import all_series, find_series
+
+    report = repl.last_report
+    if report is None:
+        repl.note(NO_ANSWER.format(what="/chart"))
+        return
+    series = all_series(report.tables)
+    if not series:
+        repl.note("The last answer pulled no time series with 3 or more periods to chart.")
+        return
+    wanted = arg.strip()
+    if not wanted:
+        repl.print(series_list_view(series))
+        repl.note("Draw one with /chart NAME or /chart NUMBER.")
+        return
+    if wanted.isdigit():
+        if not 1 <= int(wanted) <= len(series):
+            repl.error(f"/chart {wanted}: there are {len(series)} series; give 1 to "
+                       f"{len(series)}, or a name (/chart lists them).")
+            return
+        chosen = series[int(wanted) - 1]
+    else:
+        exact = [s for s in series if s.name.lower() == wanted.lower()]
+        found = exact or find_series(series, wanted)
+        if not found:
+            repl.error(f"/chart {wanted}: no series by that name; /chart lists them.")
+            return
+        chosen = found[0]
+        if len(found) > 1:
+            repl.note(f"{len(found)} series match {wanted!r}; showing the first "
+                      "(/chart lists them all).")
+    width = max(10, min(60, repl.console.width - 40))
+    repl.print(bars_view(chosen, width=width, bars=repl.fancy))
+
+
 async def exit_command(repl: ReplLike, _arg: str) -> None:
     """``/exit``: leave."""
     repl.request_quit()
@@ -519,6 +598,10 @@ def build_registry() -> CommandRegistry:
                 read_only=True),
         Command("skills", "Skills the agent can load and where they came from",
                 skills_command, read_only=True),
+        Command("export", "Write the last answer as a report (.md, .xlsx, ...)", export_command,
+                usage="FILE", path=True),
+        Command("chart", "Chart a time series of the last answer", chart_command,
+                usage="[NAME | NUMBER]", read_only=True),
         Command("cost", "Session tokens and estimated cost", cost_command, read_only=True),
         Command("mcp", "MCP servers, their tools and context cost", mcp_command, read_only=True),
         Command("budget", "Show or set the session's spending limit", budget_command,
@@ -530,9 +613,14 @@ def build_registry() -> CommandRegistry:
 
 
 def argument_values(repl: ReplLike, command: str) -> list[str]:
-    """What completion offers after ``/command ``: model names, search providers."""
+    """What completion offers after ``/command ``: model names, search providers, the last
+    answer's series."""
     if command == "model":
         return [row.model for row in model_rows(repl.settings)]
     if command == "search":
         return [pid for pid, _name, _env in search_providers()]
+    if command == "chart" and repl.last_report is not None:
+        from dexter.reports.series import all_series
+
+        return list(dict.fromkeys(s.name for s in all_series(repl.last_report.tables)))
     return []

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from dexter.repl.commands import CommandRegistry
     from dexter.repl.cost import CostTracker
     from dexter.repl.dialog_app import Dialog
+    from dexter.reports import Report
 
 
 class Output(Protocol):
@@ -84,6 +85,10 @@ class ReplLike(Output, Protocol):
     @property
     def problem(self) -> str:
         """Why no model can run (with guidance), or empty."""
+
+    @property
+    def last_report(self) -> Report | None:
+        """The report of the last answered question, or None (none yet, or after /clear)."""
 
     @property
     def busy(self) -> bool:

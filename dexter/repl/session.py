@@ -34,6 +34,8 @@ from dexter.render.plain import PlainRenderer
 from dexter.repl.cost import CostTracker, format_cost, model_price, usage_cost
 from dexter.repl.protocol import Output
 from dexter.repl.view import WARNING, IntroInfo, key_problem
+from dexter.reports import Report, build_report
+from dexter.reports.export import report_time
 from dexter.secrets import scrub_value
 from dexter.text import clean_value
 from dexter.tools.base import UserInputFn
@@ -110,6 +112,8 @@ class ReplSession:
         self._interactive = interactive
         self._recall: tuple[MemoryRecalled | None, str] | None = None
         """The memory recalled when the session opened: frozen for the session's life."""
+        self.last_report: Report | None = None
+        """The report of the last answered question (``/export``, ``/chart``)."""
 
     @property
     def agent(self) -> Agent | None:
@@ -188,6 +192,7 @@ class ReplSession:
         """Go on in a new saved session (after ``/clear``); the old one stays resumable."""
         self.record = self.sessions.new(self.settings.model, self.conversation)
         self.resumed = False
+        self.last_report = None
 
     # -- what the views show ------------------------------------------------------------------
 
@@ -281,6 +286,8 @@ class ReplSession:
             if cost is not None:
                 self.out.note(f"~{format_cost(cost)} estimated")
         self._record_done(done, price)
+        if done.status == "ok":
+            self.last_report = build_report(done, query, report_time(), self.conversation.ledger)
         return done.status
 
     def _record_done(self, done: Done, price: ModelInfo | None) -> None:

@@ -13,14 +13,16 @@ from pathlib import Path
 
 from dexter.filelock import write_atomic
 from dexter.reports.model import Report, ReportSource, build_report
-from dexter.secrets import scrub
+from dexter.secrets import scrub, secret_values
 
 FORMATS: dict[str, str] = {
     ".md": "markdown", ".markdown": "markdown", ".txt": "markdown",
+    ".xlsx": "xlsx",
 }
 """File extension -> format."""
 WRITERS: dict[str, str] = {
     "markdown": "dexter.reports.markdown",
+    "xlsx": "dexter.reports.xlsx",
 }
 """Format -> the module that writes it."""
 
@@ -82,9 +84,14 @@ def write_report(report: Report, path: Path) -> None:
 
 def scrubbed(report: Report) -> Report:
     """``report`` with every known secret value removed from its text."""
-    sources = tuple(ReportSource(s.id, scrub(s.title), scrub(s.url), s.tool, s.cited)
+    found = secret_values()  # once: a table has thousands of text cells
+
+    def clean(text: str) -> str:
+        return scrub(text, found)
+
+    sources = tuple(ReportSource(s.id, clean(s.title), clean(s.url), s.tool, s.cited)
                     for s in report.sources)
-    return Report(question=scrub(report.question), when=report.when, model=report.model,
-                  answer=scrub(report.answer), sources=sources,
+    return Report(question=clean(report.question), when=report.when, model=report.model,
+                  answer=clean(report.answer), sources=sources,
                   verification=report.verification, notes=report.notes,
-                  tables=tuple(t.map_text(scrub) for t in report.tables))
+                  tables=tuple(t.map_text(clean) for t in report.tables))

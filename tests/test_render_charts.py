@@ -1,0 +1,171 @@
+"""Terminal charts: sparklines and bars from series (pure), and ``dexter ask --charts`` in a
+pseudo-terminal, on a dumb terminal and with ``--json``."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pexpect
+import pytest
+from rich.console import Console, RenderableType
+
+from dexter.render.charts import (
+    bar_cells,
+    bars_view,
+    change_text,
+    chart_view,
+    series_list_view,
+    short_value,
+    sparkline,
+)
+from dexter.reports.series import Chart, Series
+from dexter.testing.fakedata import FakeDataServer
+from dexter.testing.fakellm import FakeLLM
+from tests.cli_helpers import cli_env, run_cli
+from tests.report_helpers import QUESTION, data_env, script_quarters
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+QUARTERS = ("Q1 2024", "Q2 2024", "Q3 2024", "Q4 2024")
+REVENUE = Series("revenue", "USD", QUARTERS, (119_575e6, 90_753e6, 85_777e6, 94_930e6),
+                 "income_statements[AAPL, quarterly]", "S1")
+MARGIN = Series("net_margin", "ratio", QUARTERS, (0.2836, 0.2604, None, 0.1552),
+                "income_statements[AAPL, quarterly]", "S1")
+
+
+def shown(renderable: RenderableType, width: int = 100) -> str:
+    console = Console(record=True, width=width, file=io.StringIO(), color_system=None)
+    console.print(renderable)
+    return console.export_text()
+
+
+def test_sparkline_scales_from_lowest_to_highest() -> None:
+    assert sparkline([1.0, 2.0, 3.0, 8.0]) == "▁▂▃█"
+    assert sparkline([119_575e6, 90_753e6, 85_777e6, 94_930e6]) == "█▂▁▃"
+    assert sparkline([-5.0, 0.0, 5.0]) == "▁▅█"  # negatives scale like any value
+    assert sparkline([2.0, None, 2.0]) == "▄·▄"  # flat: the middle level; missing: a dot
+    assert sparkline([None, None]) == "··"
+
+
+def test_bars_are_proportional_with_eighths_and_missing_is_blank() -> None:
+    bars = bar_cells([8.0, 4.0, None, 1.0, 0.0], width=8)
+    assert bars == ["████████", "████", "", "█", ""]
+    assert bar_cells([3.0, 2.0], width=4) == ["████", "██▋"]  # 2/3 of 4 cells = 2 5/8
+    assert bar_cells([100.0, 0.001], width=10)[1] == "▏"  # a tiny value still shows
+
+
+def test_negative_values_grow_left_of_an_axis() -> None:
+    bars = bar_cells([4.0, -2.0, None], width=8)
+    assert bars[0] == "    │████" and bars[1] == "  ██│" and bars[2] == ""
+    only_negative = bar_cells([-4.0, -1.0], width=4)
+    assert only_negative == ["████", "█"]
+
+
+def test_values_read_as_the_reports_show_them() -> None:
+    assert short_value(119_575e6, "USD") == "$119.6B"
+    assert short_value(0.2836, "ratio") == "28.4%"
+    assert short_value(2.18, "USD/share") == "$2.18"
+    assert short_value(15_408_095_000.0, "shares") == "15.4B"
+    assert short_value(-2e9, "USD") == "-$2.0B"
+    assert short_value(None, "USD") == "—"
+    assert change_text(0.2836, 0.1552, "ratio") == "-12.8 pp"
+    assert change_text(119_575e6, 94_930e6, "USD") == "-20.6%"
+    assert change_text(-2.0, 1.0, "") == "+150.0%"
+
+
+def test_chart_view_has_a_sparkline_row_per_series_with_first_last_and_change() -> None:
+    text = shown(chart_view(Chart("income · %", "ratio", (MARGIN,), "S1")))
+    assert "income · %" in text
+    row = next(line for line in text.splitlines() if "net_margin (%)" in line)
+    assert "█▇·▁" in row and "28.4% Q1 2024" in row and "15.5% Q4 2024" in row
+    assert "-12.8 pp" in row
+
+
+def test_bars_view_labels_each_period_with_its_value() -> None:
+    text = shown(bars_view(MARGIN, width=20))
+    q1, q3, q4 = (next(ln for ln in text.splitlines() if ln.startswith(q))
+                  for q in ("Q1", "Q3", "Q4"))
+    assert q1.count("█") == 20 and q1.rstrip().endswith("28.4%")
+    assert "█" not in q3 and q3.rstrip().endswith("—")
+    assert q4.rstrip().endswith("15.5%") and 10 <= q4.count("█") <= 11
+    plain = shown(bars_view(REVENUE, bars=False))
+    assert "█" not in plain and "$119.6B" in plain
+    listing = shown(series_list_view([REVENUE, MARGIN]))
+    assert listing.splitlines()[0].split()[:2] == ["1", "revenue"]
+    assert "2  net_margin (%)" in listing
+
+
+# -- dexter ask --charts ------------------------------------------------------------------
+
+
+@pytest.fixture
+def llm() -> Iterator[FakeLLM]:
+    with FakeLLM() as server:
+        yield server
+
+
+@pytest.fixture
+def data() -> Iterator[FakeDataServer]:
+    server = FakeDataServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def ask_in_terminal(llm: FakeLLM, data: FakeDataServer, cwd: Path, term: str,
+                    *flags: str) -> str:
+    script_quarters(llm)
+    env = cli_env(llm, cwd, TERM=term, **data_env(data))
+    env.pop("FINANCIAL_DATASETS_API_KEY", None)
+    child = pexpect.spawn(sys.executable, ["-m", "dexter", "ask", *flags, QUESTION],
+                          cwd=str(cwd), env=env, dimensions=(40, 120), encoding="utf-8",
+                          timeout=60)
+    screen = io.StringIO()
+    child.logfile_read = screen
+    try:
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert child.exitstatus == 0, screen.getvalue()
+    return screen.getvalue()
+
+
+@pytest.mark.e2e
+def test_ask_charts_draws_sparklines_after_the_answer_in_a_terminal(
+        llm: FakeLLM, data: FakeDataServer, tmp_path: Path) -> None:
+    output = ask_in_terminal(llm, data, tmp_path, "xterm-256color", "--charts")
+    output = ANSI.sub("", output)
+    answer_at = output.rfind("Revenue fell from")
+    chart_at = output.find("income_statements[AAPL, quarterly] · USD\r\n")
+    assert 0 <= answer_at < chart_at
+    revenue = next(line for line in output[chart_at:].splitlines() if "revenue (USD)" in line)
+    assert "█▂▁▃" in revenue and "$119.6B Q1 2024" in revenue and "-20.6%" in revenue
+    assert "net_margin (%)" in output[chart_at:] and "-12.8 pp" in output[chart_at:]
+
+
+@pytest.mark.e2e
+def test_ask_charts_prints_nothing_extra_on_a_dumb_terminal(
+        llm: FakeLLM, data: FakeDataServer, tmp_path: Path) -> None:
+    output = ask_in_terminal(llm, data, tmp_path, "dumb", "--charts")
+    assert "Revenue fell from" in output
+    assert "revenue (USD)" not in output and "▁" not in output
+
+
+def test_ask_charts_with_json_or_a_pipe_keeps_the_output_as_it_was(
+        llm: FakeLLM, data: FakeDataServer, tmp_path: Path) -> None:
+    script_quarters(llm)
+    env = cli_env(llm, tmp_path, TERM="xterm-256color", **data_env(data))
+    env.pop("FINANCIAL_DATASETS_API_KEY", None)
+    result = run_cli(["ask", "--json", "--charts", QUESTION], cwd=tmp_path, env=env)
+    assert result.code == 0, result.stderr
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    assert events[-1]["type"] == "done"
+    script_quarters(llm)
+    piped = run_cli(["ask", "--charts", QUESTION], cwd=tmp_path, env=env)
+    assert piped.code == 0 and "Revenue fell from" in piped.stdout
+    assert "revenue (USD)" not in piped.stdout and "▁" not in piped.stdout
