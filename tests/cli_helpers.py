@@ -33,7 +33,8 @@ class CliResult:
 
 def cli_env(fake: FakeLLM | None, cwd: Path, **extra: str) -> dict[str, str]:
     """A clean environment: no user config, state under ``cwd``, fake endpoints, no colour."""
-    keep = {k: v for k, v in os.environ.items() if k in {"PATH", "LANG", "LC_ALL", "SYSTEMROOT"}}
+    keep = {k: v for k, v in os.environ.items() if k in {"PATH", "LANG", "LC_ALL", "SYSTEMROOT",
+                                                          "PYTHONPATH"}}
     env = {
         **keep,
         "HOME": str(cwd / "home"),

@@ -17,10 +17,13 @@ from dexter.secrets import scrub
 
 FORMATS: dict[str, str] = {
     ".md": "markdown", ".markdown": "markdown", ".txt": "markdown",
+    ".html": "html", ".htm": "html", ".pdf": "pdf",
 }
 """File extension -> format."""
 WRITERS: dict[str, str] = {
     "markdown": "dexter.reports.markdown",
+    "html": "dexter.reports.html",
+    "pdf": "dexter.reports.pdf",
 }
 """Format -> the module that writes it."""
 
