@@ -58,7 +58,7 @@ def chart_svg(chart: Chart, id_prefix: str = "chart") -> str:
         figure.savefig(buffer, format="svg", metadata=_NO_SVG_METADATA)
     text = buffer.getvalue()
     text = text[text.index("<svg"):]
-    text = re.sub(r"<metadata>.*?</metadata>\s*", "", text, flags=re.DOTALL)
+    text = re.sub(r"<metadata>.*?</metadata>\s*|<!--.*?-->\s*", "", text, flags=re.DOTALL)
     ids = set(_ID.findall(text))
     for old in sorted(ids, key=len, reverse=True):
         new = f"{id_prefix}-{old}"
@@ -163,6 +163,7 @@ def _bars(ax: Axes, chart: Chart, scale: float) -> None:
                 ax.annotate("n/a", (i + offset, 0), xytext=(0, 2), textcoords="offset points",
                             ha="center", va="bottom", fontsize=7, color="#777777")
     ax.axhline(0, color="#888888", linewidth=0.8)
+    ax.margins(y=0.12)  # room above the tallest bar for its label
 
 
 def _lines(ax: Axes, chart: Chart, scale: float) -> None:

@@ -18,7 +18,7 @@ import logging
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from dexter.reports.answer_html import answer_html, safe_link
 from dexter.reports.layout import Grid, grid, table_caption
@@ -134,10 +134,27 @@ def _heading(pdf: FPDF, report: Report) -> None:
 def _answer(pdf: FPDF, markdown: str) -> None:
     pdf.set_font(FONT, size=BODY_SIZE)
     pdf.set_text_color(*INK)
-    pdf.write_html(for_fpdf(answer_html(markdown)), font_family=FONT, pre_code_font=MONO,
+    pdf.write_html(for_fpdf(answer_html(markdown)), font_family=FONT,
                    warn_on_tags_not_matching=False, table_line_separators=True,
-                   heading_sizes={"h1": 14, "h2": 13, "h3": 12, "h4": 11, "h5": 10, "h6": 10})
+                   li_prefix_color=MUTED, tag_styles=_answer_styles())
     pdf.set_font(FONT, size=BODY_SIZE)
+
+
+def _answer_styles() -> dict[str, Any]:
+    """fpdf2's HTML styles for the answer: headings in the ink colour and modest sizes,
+    code in DejaVu Sans Mono (fpdf2's default Courier has no ✓ or —)."""
+    from fpdf.fonts import FontFace, TextStyle
+
+    ink = "#1d1d1f"
+    styles: dict[str, Any] = {
+        f"h{n}": TextStyle(font_family=FONT, font_style="B", font_size_pt=size, color=ink,
+                           t_margin=4, b_margin=1)
+        for n, size in ((1, 14), (2, 13), (3, 12), (4, 11), (5, 10), (6, 10))}
+    styles["code"] = FontFace(family=MONO)
+    styles["pre"] = TextStyle(font_family=MONO, t_margin=3, b_margin=3)
+    styles["a"] = FontFace(color="#1f5fa8", emphasis="UNDERLINE")
+    styles["blockquote"] = TextStyle(color="#5f6368", t_margin=3, b_margin=3, l_margin=6)
+    return styles
 
 
 def for_fpdf(page: str) -> str:
