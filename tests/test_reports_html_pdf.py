@@ -64,7 +64,7 @@ class Page(HTMLParser):
 
     @property
     def text(self) -> str:
-        return " ".join(" ".join(self.chunks).split())
+        return " ".join("".join(self.chunks).split())
 
     def named(self, tag: str) -> list[dict[str, str]]:
         return [attrs for name, attrs in self.tags if name == tag]
@@ -98,6 +98,8 @@ def test_html_report_holds_the_answer_sources_numbers_and_charts(
     source_urls = [u for u in links if u.startswith(data.url)]
     assert source_urls and "companyfacts" in source_urls[0], links
     assert "SEC EDGAR" in page.text
+    # the answer's citations jump to the source they name
+    assert links.count("#source-S1") == 2 and {"id": "source-S1"} in page.named("li")
     assert "6 figures checked against the sources" in page.text
     # the fetched numbers, in the data table, right-aligned
     assert REVENUE_Q1 in page.text and MARGIN_Q1 in page.text
@@ -157,6 +159,14 @@ def test_raw_html_in_an_answer_stays_text_in_the_html_report(
 
 
 # --- the answer as HTML ------------------------------------------------------------------
+
+
+def test_citations_of_known_sources_link_to_them_outside_code_and_links() -> None:
+    page = Page(answer_html("Up [S1], [S2] and [S7]. `[S1]` [see [S1]](https://a.example)",
+                            cited=["S1", "S2"]))
+    assert [a["href"] for a in page.named("a")] == ["#source-S1", "#source-S2",
+                                                   "https://a.example"]
+    assert "[S7]" in page.text and "[S1]" in page.text
 
 
 def test_answer_html_keeps_tables_and_safe_links_only() -> None:

@@ -59,7 +59,7 @@ td.num, .word { white-space: nowrap; }
 .sources ol { list-style: none; padding: 0; margin: 0; }
 .sources li { margin: .35rem 0; padding-left: 2.6rem; text-indent: -2.6rem; }
 .sid { display: inline-block; min-width: 2.6rem; text-indent: 0; font-weight: 600; }
-.tool { color: var(--muted); font-size: .9em; }
+.sources li:target { background: #fff4cc; }
 figure { margin: 1.2rem 0 2rem; }
 figure.chart svg { display: block; width: 100%; height: auto; }
 figcaption { font-size: .88rem; margin-top: .3rem; }
@@ -89,7 +89,7 @@ def document(report: Report) -> str:
     meta = " · ".join(p for p in (report.when, report.model) if p)
     body = [f"<header><h1>{escape(_one_line(report.question))}</h1>",
             f'<p class="meta">{escape(meta)}</p></header>',
-            f'<section class="answer">\n{_marks(answer_html(report.answer))}</section>']
+            f'<section class="answer">\n{_marks(answer_html(report.answer, [c.id for c in report.cited]))}</section>']
     body.extend(f'<p class="note">{escape(note)}</p>' for note in report.notes)
     if report.cited:
         body.append('<section class="sources"><h2>Sources</h2>\n<ol>\n'
