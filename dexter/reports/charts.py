@@ -34,6 +34,8 @@ if TYPE_CHECKING:
 
 MAX_BARS = 8
 """Amount series over at most this many periods are drawn as bars, longer ones as lines."""
+TICK_CHARS = 90
+"""Period labels are turned when together longer than this (they would touch)."""
 MAX_TICKS = 10
 """Period labels shown along the x axis at most (every n-th label on a long series)."""
 COLORS = ("#1f5fa8", "#e08a1e", "#2a9d6f", "#c0392b", "#7d5ba6")
@@ -80,7 +82,7 @@ def draw(chart: Chart) -> Figure:
     """The chart as a matplotlib Figure (not attached to pyplot)."""
     from matplotlib.figure import Figure
 
-    figure = Figure(figsize=SIZE, layout="constrained")
+    figure = Figure(figsize=SIZE)
     ax = figure.add_subplot()
     scale, suffix = axis_scale(chart)
     labels = chart.labels
@@ -90,9 +92,9 @@ def draw(chart: Chart) -> Figure:
         _lines(ax, chart, scale)
     step = max(1, math.ceil(len(labels) / MAX_TICKS))
     ticks = list(range(0, len(labels), step))
-    ax.set_xticks(ticks, [labels[i] for i in ticks],
-                  rotation=30 if len(ticks) > 6 else 0,
-                  ha="right" if len(ticks) > 6 else "center")
+    shown = [labels[i] for i in ticks]
+    turned = sum(len(label) + 2 for label in shown) > TICK_CHARS
+    ax.set_xticks(ticks, shown, rotation=30 if turned else 0, ha="right" if turned else "center")
     ax.set_xlim(-0.6, len(labels) - 0.4)
     ax.set_ylabel(axis_label(chart.unit, suffix))
     ax.set_title(chart.title, loc="left", fontsize=10, fontweight="bold")
@@ -103,7 +105,13 @@ def draw(chart: Chart) -> Figure:
         ax.spines[side].set_visible(False)
     longest = max(len(legend_name(s.name)) for s in chart.series) if chart.series else 1
     columns = max(1, min(len(chart.series), LEGEND_CHARS // (longest + 6)))
-    figure.legend(loc="outside lower center", ncols=columns, frameon=False, fontsize=8)
+    figure.legend(loc="lower center", bbox_to_anchor=(0.5, 0.0), ncols=columns, frameon=False,
+                  fontsize=8)
+    # Fixed margins rather than a layout engine, which draws the figure twice to measure
+    # it: the tick labels are short (scaled values), so the room they need is known.
+    rows = math.ceil(len(chart.series) / columns)
+    figure.subplots_adjust(left=0.1, right=0.98, top=0.89,
+                           bottom=0.11 + (0.12 if turned else 0.0) + 0.065 * rows)
     return figure
 
 
