@@ -17,7 +17,7 @@ import pytest
 from pypdf import PdfReader
 
 from dexter.evidence.tables import Column, DataTable
-from dexter.reports import FORMATS, render_bytes
+from dexter.reports import FORMATS, ReportError, render_bytes, write_report
 from dexter.reports.answer_html import answer_html
 from dexter.reports.charts import axis_scale, chart_caption, chart_png, chart_svg, draw
 from dexter.reports.model import Report, ReportSource
@@ -307,6 +307,15 @@ def test_a_long_record_table_runs_across_pages_and_says_what_it_left_out() -> No
     assert "2024-01-01" in text and days[-1] in text  # first and last rows
     assert "240 rows left out" in text
     assert text.count("close (USD)") >= 2  # the header repeats on the next page
+
+
+def test_a_missing_pdf_library_is_named_by_the_package_to_install(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "fpdf", None)  # import fpdf now fails
+    with pytest.raises(ReportError) as error:
+        write_report(report_with(), tmp_path / "r.pdf")
+    assert "pip install fpdf2" in str(error.value)
+    assert not (tmp_path / "r.pdf").exists()
 
 
 def test_html_and_pdf_are_known_extensions() -> None:
