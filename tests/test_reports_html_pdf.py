@@ -240,6 +240,7 @@ def test_svg_is_inline_deterministic_and_its_ids_are_prefixed() -> None:
     assert ids and all(i.startswith("c1-") for i in ids) and not ids & other_ids
     refs = resource_references(Page(first))
     assert refs and all(r.startswith("#c1-") for r in refs)
+    assert "matplotlib.pyplot" not in sys.modules  # no global figure state, no GUI backend
 
 
 def test_chart_png_and_caption() -> None:
