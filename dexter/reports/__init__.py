@@ -18,13 +18,18 @@ from dexter.secrets import scrub, secret_values
 FORMATS: dict[str, str] = {
     ".md": "markdown", ".markdown": "markdown", ".txt": "markdown",
     ".xlsx": "xlsx",
+    ".html": "html", ".htm": "html", ".pdf": "pdf",
 }
 """File extension -> format."""
 WRITERS: dict[str, str] = {
     "markdown": "dexter.reports.markdown",
     "xlsx": "dexter.reports.xlsx",
+    "html": "dexter.reports.html",
+    "pdf": "dexter.reports.pdf",
 }
 """Format -> the module that writes it."""
+PACKAGES: dict[str, str] = {"fpdf": "fpdf2", "PIL": "pillow"}
+"""Module -> the package that installs it, where the names differ."""
 
 __all__ = [
     "FORMATS",
@@ -72,9 +77,10 @@ def write_report(report: Report, path: Path) -> None:
     try:
         data = render_bytes(report, FORMATS[path.suffix.lower()])
     except ImportError as exc:
-        raise ReportError(f"Writing {path.suffix} needs the Python package {exc.name!r}, "
+        package = PACKAGES.get(str(exc.name).split(".")[0], exc.name)
+        raise ReportError(f"Writing {path.suffix} needs the Python package {package!r}, "
                           f"which is not installed: reinstall dexter (make run) or "
-                          f"pip install {exc.name}.") from None
+                          f"pip install {package}.") from None
     try:
         write_atomic(path, data)
         path.chmod(0o644)  # a document to share, not the temporary file's private 0600
