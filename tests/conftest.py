@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from dexter.testing.fakedata import FakeDataServer
 from dexter.testing.fakellm import FakeLLM
 
 
@@ -20,3 +21,21 @@ def fake_llm(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeLLM]:
         monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
         monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
         yield fake
+
+
+@pytest.fixture
+def llm() -> Iterator[FakeLLM]:
+    """A started :class:`FakeLLM` for tests that run the ``dexter`` command against it."""
+    with FakeLLM() as server:
+        yield server
+
+
+@pytest.fixture
+def data() -> Iterator[FakeDataServer]:
+    """A started :class:`FakeDataServer` with the bundled SEC EDGAR and Financial Datasets
+    fixtures."""
+    server = FakeDataServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()

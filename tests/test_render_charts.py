@@ -7,7 +7,6 @@ import io
 import json
 import re
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pexpect
@@ -100,21 +99,6 @@ def test_bars_view_labels_each_period_with_its_value() -> None:
 
 
 # -- dexter ask --charts ------------------------------------------------------------------
-
-
-@pytest.fixture
-def llm() -> Iterator[FakeLLM]:
-    with FakeLLM() as server:
-        yield server
-
-
-@pytest.fixture
-def data() -> Iterator[FakeDataServer]:
-    server = FakeDataServer().start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def ask_in_terminal(llm: FakeLLM, data: FakeDataServer, cwd: Path, term: str,

@@ -9,7 +9,6 @@ import json
 import math
 import subprocess
 import sys
-from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -29,21 +28,6 @@ from tests.report_helpers import QUESTION, run_report
 
 REVENUE_Q1 = "119,575,000,000"
 MARGIN_Q1 = "28.4%"
-
-
-@pytest.fixture
-def llm() -> Iterator[FakeLLM]:
-    with FakeLLM() as server:
-        yield server
-
-
-@pytest.fixture
-def data() -> Iterator[FakeDataServer]:
-    server = FakeDataServer().start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 class Page(HTMLParser):

@@ -4,7 +4,6 @@ a bad extension, a path outside the working directory and a missing folder."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,15 +28,6 @@ def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     monkeypatch.delenv("DEXTER_MODEL", raising=False)
     monkeypatch.chdir(tmp_path)
-
-
-@pytest.fixture
-def data() -> Iterator[FakeDataServer]:
-    server = FakeDataServer().start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def one_line(text: str) -> str:

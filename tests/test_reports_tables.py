@@ -5,7 +5,6 @@ record shapes the price sources return."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -198,20 +197,9 @@ def test_unknown_extensions_are_refused_before_and_at_writing(tmp_path: Path) ->
     assert set(FORMATS.values()) >= {"markdown"}
 
 
-@pytest.fixture
-def servers() -> Iterator[tuple[FakeLLM, FakeDataServer]]:
-    with FakeLLM() as llm:
-        data = FakeDataServer().start()
-        try:
-            yield llm, data
-        finally:
-            data.stop()
-
-
 @pytest.mark.e2e
 def test_ask_output_md_holds_the_answer_sources_and_the_fetched_table(
-        servers: tuple[FakeLLM, FakeDataServer], tmp_path: Path) -> None:
-    llm, data = servers
+        llm: FakeLLM, data: FakeDataServer, tmp_path: Path) -> None:
     run = run_report(llm, data, tmp_path, "apple.md")
     assert run.result.code == 0, run.result.stderr
     text = run.path.read_text(encoding="utf-8")
@@ -228,8 +216,7 @@ def test_ask_output_md_holds_the_answer_sources_and_the_fetched_table(
 
 @pytest.mark.e2e
 def test_ask_refuses_an_unknown_report_format_before_the_run(
-        servers: tuple[FakeLLM, FakeDataServer], tmp_path: Path) -> None:
-    llm, data = servers
+        llm: FakeLLM, data: FakeDataServer, tmp_path: Path) -> None:
     run = run_report(llm, data, tmp_path, "apple.docx")
     assert run.result.code == 2
     assert "not .docx" in run.result.stderr and "Traceback" not in run.result.stderr

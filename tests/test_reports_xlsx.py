@@ -5,7 +5,6 @@ text and sheet names on hand-built reports."""
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,21 +20,6 @@ from dexter.testing.fakellm import FakeLLM
 from tests.report_helpers import ANSWER, run_report
 
 HOSTILE = "=cmd|' /C calc'!A0"
-
-
-@pytest.fixture
-def llm() -> Iterator[FakeLLM]:
-    with FakeLLM() as server:
-        yield server
-
-
-@pytest.fixture
-def data() -> Iterator[FakeDataServer]:
-    server = FakeDataServer().start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def rows(sheet: Worksheet) -> list[list[Any]]:
