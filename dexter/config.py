@@ -108,6 +108,9 @@ class ToolSettings:
     sec_edgar_base_url: str = "https://www.sec.gov"
     sec_edgar_data_url: str = "https://data.sec.gov"
     sec_user_agent: str = "dexter-research-agent/0.1 (contact: dexter@example.com)"
+    keyless_prices: bool = True
+    yahoo_chart_base_url: str = "https://query1.finance.yahoo.com"
+    yahoo_user_agent: str = "Mozilla/5.0 (compatible; dexter-research-agent/0.1)"
     bash_timeout: int = 120
 
 
@@ -260,7 +263,7 @@ of ``[context_windows]`` are ``context_windows.*``). ``load_settings`` checks th
 ``config.example.toml`` writes each next to its key; a test keeps the three in step."""
 
 URL_KEYS = ("tools.financial_datasets_base_url", "tools.sec_edgar_base_url",
-            "tools.sec_edgar_data_url")
+            "tools.sec_edgar_data_url", "tools.yahoo_chart_base_url")
 """Settings that must be an ``http(s)://host...`` URL (``[providers.*] base_url`` too, when set)."""
 
 _SECTIONS = {"context": ContextSettings, "memory": MemorySettings, "tools": ToolSettings,
@@ -281,6 +284,9 @@ _ENV_ALIASES = {
     "SEC_EDGAR_BASE_URL": "tools.sec_edgar_base_url",
     "SEC_EDGAR_DATA_URL": "tools.sec_edgar_data_url",
     "SEC_EDGAR_USER_AGENT": "tools.sec_user_agent",
+    "DEXTER_KEYLESS_PRICES": "tools.keyless_prices",
+    "YAHOO_CHART_BASE_URL": "tools.yahoo_chart_base_url",
+    "YAHOO_USER_AGENT": "tools.yahoo_user_agent",
 }
 
 

@@ -37,6 +37,7 @@ class Capability(StrEnum):
     SEGMENTS = "segments"
     EARNINGS = "earnings"
     PRICES = "prices"
+    STOCK_TICKERS = "stock_tickers"
     CRYPTO = "crypto"
     NEWS = "news"
     INSIDER = "insider"
@@ -53,6 +54,7 @@ CAPABILITY_LABELS: dict[Capability, str] = {
     Capability.SEGMENTS: "segment financials",
     Capability.EARNINGS: "earnings reports and estimates",
     Capability.PRICES: "stock prices",
+    Capability.STOCK_TICKERS: "stock ticker lists",
     Capability.CRYPTO: "crypto prices",
     Capability.NEWS: "company news",
     Capability.INSIDER: "insider trades and ownership",

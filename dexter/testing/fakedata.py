@@ -1,8 +1,10 @@
 """A fake financial-data HTTP server for offline tests (stdlib only).
 
-One server answers for both sources, since their paths do not collide: point
-``FINANCIAL_DATASETS_BASE_URL``, ``SEC_EDGAR_BASE_URL`` and ``SEC_EDGAR_DATA_URL`` at
-``server.url``. Routes map a path to a JSON body, raw text/bytes, a ``Response``, a list of
+One server answers for every source, since their paths do not collide: point
+``FINANCIAL_DATASETS_BASE_URL``, ``SEC_EDGAR_BASE_URL``, ``SEC_EDGAR_DATA_URL`` and
+``YAHOO_CHART_BASE_URL`` at ``server.url`` (``point_settings_at`` does). Yahoo's
+``/v8/finance/chart/{SYMBOL}`` serves the real recorded replies in
+``tests/fixtures/prices-real/``. Routes map a path to a JSON body, raw text/bytes, a ``Response``, a list of
 ``Response`` (served in order, the last one repeats) or a handler ``f(request) ->
 Response``. Unrouted paths go to ``fallback`` (the bundled fixtures by default). Every
 request is recorded; a delayed response notices when the client hangs up (``disconnects``).
@@ -34,7 +36,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
 from dexter.testing.server import BackgroundServer
 
@@ -42,6 +44,8 @@ if TYPE_CHECKING:
     from dexter.config import Settings
 
 DEFAULT_FIXTURES = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "finance"
+REAL_PRICES = DEFAULT_FIXTURES.parent / "prices-real" / "query1.finance.yahoo.com"
+YAHOO_CHART_PATH = "/v8/finance/chart/"
 
 
 @dataclass
@@ -300,6 +304,8 @@ class BundledFixtures:
         if path in self.FD_LISTS or path in self.FD_OBJECTS or path.startswith(
                 ("/filings/items", "/financials/")):
             return self._financial_datasets(request)
+        if path.startswith(YAHOO_CHART_PATH):
+            return yahoo_chart(request)
         return self._edgar(request)
 
     # SEC EDGAR --------------------------------------------------------------------------
@@ -383,6 +389,23 @@ class BundledFixtures:
         return out[: int(limit)] if limit and limit.isdigit() else out
 
 
+def yahoo_chart(request: RecordedRequest, root: Path = REAL_PRICES) -> Response:
+    """Yahoo's chart endpoint from recorded real replies: the same body whatever the
+    window (the caller keeps the bars it asked for). Like Yahoo, it answers 429 to a client
+    without a browser-like User-Agent, and an unknown symbol with Yahoo's 404 body."""
+    agent = request.headers.get("user-agent", "")
+    if not agent or agent.startswith("python-"):
+        return Response(429, "Edge: Too Many Requests", content_type="text/plain")
+    symbol = unquote(request.path[len(YAHOO_CHART_PATH):])
+    if not symbol or "/" in symbol or symbol.startswith("."):
+        return _not_found(request.path)
+    path = root / "v8" / "finance" / "chart" / f"{symbol}.json"
+    if not path.is_file():
+        return Response(404, {"chart": {"result": None, "error": {
+            "code": "Not Found", "description": "No data found, symbol may be delisted"}}})
+    return Response(body=path.read_bytes(), content_type="application/json")
+
+
 class RecordedTree:
     """Serves recorded real responses laid out by request URL (``<host>/<path>``).
 
@@ -417,6 +440,7 @@ def point_settings_at(settings: Settings, server: FakeDataServer, home: Path) ->
     settings.tools.financial_datasets_base_url = server.url
     settings.tools.sec_edgar_base_url = server.url
     settings.tools.sec_edgar_data_url = server.url
+    settings.tools.yahoo_chart_base_url = server.url
     return settings
 
 
@@ -427,7 +451,8 @@ def point_settings_at(settings: Settings, server: FakeDataServer, home: Path) ->
 
 def main(argv: list[str] | None = None) -> int:
     """Serve the bundled fixtures until SIGTERM/SIGINT; write the port to ``--port-file``."""
-    parser = argparse.ArgumentParser(description="Serve fake Financial Datasets + SEC EDGAR data.")
+    parser = argparse.ArgumentParser(
+        description="Serve fake Financial Datasets, SEC EDGAR and Yahoo chart data.")
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--port-file", type=Path)
     parser.add_argument("--fixtures", type=Path, default=DEFAULT_FIXTURES)

@@ -10,14 +10,16 @@ from dexter.tools.finance.subtools import MARKET_DATA, SubTool
 
 
 class GetMarketData(RoutedFinanceTool):
-    """Market data from Financial Datasets (needs FINANCIAL_DATASETS_API_KEY)."""
+    """Market data: Financial Datasets with a key; stock prices also keyless (Yahoo Finance)."""
 
     name = "get_market_data"
     description = (
         "Market data: current and historical stock and crypto prices, company and market "
         "news, insider trades and ownership, institutional (13F) and beneficial (13D/G) "
         "holders. Input: a plain-language query, e.g. 'Why did NVDA move last week?'. "
-        "Needs FINANCIAL_DATASETS_API_KEY."
+        "Stock prices (latest and daily/weekly/monthly history) work without a key, from "
+        "Yahoo Finance's keyless chart API, so market value and per-share multiples can be "
+        "computed with shares from get_financials; the rest needs FINANCIAL_DATASETS_API_KEY."
     )
     subtools = MARKET_DATA
     progress_text = "Choosing market data to fetch..."
@@ -32,7 +34,9 @@ Call the tool(s) that fetch exactly the data the request needs. Rules:
   SOL-USD.
 - Dates are YYYY-MM-DD. "last month", "past year", "YTD", "2024" become start_date/end_date
   relative to the current date. Current prices -> get_stock_price or
-  get_crypto_price_snapshot, not a history.
+  get_crypto_price_snapshot, not a history. A price on a past date (e.g. at a fiscal year
+  end) -> get_stock_prices over the few days up to that date; yearly prices -> interval
+  month.
 - "Why did X move" -> recent prices plus get_company_news. Broad market news ->
   get_company_news without a ticker.
 - Insider names and institution names are resolved for you: pass the name as written, do

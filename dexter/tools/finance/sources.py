@@ -1,9 +1,10 @@
 """Which data sources a finance tool call may use, built from settings and the environment.
 
 Financial Datasets is on only when ``FINANCIAL_DATASETS_API_KEY`` is set (never with an
-empty key); SEC EDGAR is always on and keyless. For each capability the sources are tried
-in order: Financial Datasets first (richer), then EDGAR (e.g. when the plan does not cover
-statements).
+empty key); Yahoo Finance's chart endpoint (keyless prices) unless ``tools.keyless_prices``
+is off; SEC EDGAR is always on and keyless. For each capability the sources are tried in
+order: Financial Datasets first (richer, official), then the keyless ones (e.g. when the
+plan does not cover statements or prices).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from dexter.data.financial_datasets import KEY_ENV, FinancialDatasetsSource
 from dexter.data.http import DEFAULT_RETRY, RetryPolicy
 from dexter.data.http_source import SourceConnection
 from dexter.data.ratelimit import SEC_RATE_LIMITER, AsyncRateLimiter
+from dexter.data.yahoo import YahooChartSource
 
 # What a missing capability needs. Only Financial Datasets has these today.
 UNLOCK_KEY = KEY_ENV
@@ -80,7 +82,8 @@ def build_sources(
     settings: Settings, env: Mapping[str, str] | None = None,
     options: SourceOptions | None = None,
 ) -> SourceSet:
-    """Open the configured sources: Financial Datasets when keyed, then SEC EDGAR."""
+    """Open the configured sources: Financial Datasets when keyed, Yahoo Finance's chart
+    endpoint when keyless prices are on, then SEC EDGAR."""
     opts = options or SourceOptions()
     cache = DiskCache(settings.home_path / "cache") if opts.use_cache else None
     sources: list[DataSource] = []
@@ -90,6 +93,12 @@ def build_sources(
             SourceConnection(settings.tools.financial_datasets_base_url, cache,
                              retry=opts.retry, timeout=opts.http_timeout, today=opts.today),
             api_key=key,
+        ))
+    if settings.tools.keyless_prices:
+        sources.append(YahooChartSource(
+            SourceConnection(settings.tools.yahoo_chart_base_url, cache, retry=opts.retry,
+                             timeout=opts.http_timeout, today=opts.today),
+            user_agent=settings.tools.yahoo_user_agent,
         ))
     sources.append(EdgarSource(
         SourceConnection(settings.tools.sec_edgar_base_url, cache, retry=opts.retry,
@@ -111,6 +120,7 @@ def capability_list(capabilities: Iterable[Capability]) -> str:
 def unlock_message(capability: Capability, what: str | None = None) -> str:
     """The message for data no configured source can give."""
     label = what or CAPABILITY_LABELS[capability]
-    return (f"{label[0].upper() + label[1:]} need {UNLOCK_KEY} (Financial Datasets). The "
-            f"keyless SEC EDGAR source gives statements, company facts, filings and simple "
-            f"screens only. Set {UNLOCK_KEY} to unlock this.")
+    keyless = ("SEC EDGAR gives statements, company facts, filings and simple screens, and "
+               "Yahoo Finance daily stock prices (tools.keyless_prices, on by default)")
+    return (f"{label[0].upper() + label[1:]} need {UNLOCK_KEY} (Financial Datasets). Without "
+            f"a key, {keyless}. Set {UNLOCK_KEY} to unlock this.")

@@ -446,12 +446,14 @@ FINANCIALS: tuple[SubTool, ...] = (
 )
 
 MARKET_DATA: tuple[SubTool, ...] = (
-    SubTool("get_stock_price", "Latest stock price and today's change.", TickerArgs, S.PRICES,
-            _price, "price_snapshot"),
-    SubTool("get_stock_prices", "Historical stock prices (OHLCV) between two dates.",
+    SubTool("get_stock_price", "Latest stock price and the change from the previous close.",
+            TickerArgs, S.PRICES, _price, "price_snapshot"),
+    SubTool("get_stock_prices", "Historical stock prices (OHLCV) between two dates, both "
+            "included.",
             PriceArgs, S.PRICES, _prices, "prices",
             ("ticker", "interval", "start_date", "end_date")),
-    SubTool("get_available_stock_tickers", "Tickers with price data.", NoArgs, S.PRICES,
+    SubTool("get_available_stock_tickers", "Tickers with price data.", NoArgs,
+            S.STOCK_TICKERS,
             _stock_tickers, "stock_tickers", ()),
     SubTool("get_crypto_price_snapshot", "Latest crypto price of a pair such as BTC-USD.",
             TickerArgs, S.CRYPTO, _crypto_price, "crypto_price_snapshot"),
