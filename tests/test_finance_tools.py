@@ -193,15 +193,17 @@ async def test_router_choosing_nothing_explains_what_would_help(settings: Settin
 
 
 async def test_market_data_without_a_key_says_which_key_unlocks_it(settings: Settings) -> None:
+    settings.tools.keyless_prices = False
     model = ScriptedModel()
     ctx, _ = context(settings, model)
     with pytest.raises(ToolFailure) as err:
         await run(tools(settings)["get_market_data"], "AAPL price", ctx)
     assert model.requests == []
     assert str(err.value).startswith(
-        "Stock prices, crypto prices, company news, insider trades and ownership, and "
-        "institutional and beneficial ownership need FINANCIAL_DATASETS_API_KEY "
-        "(Financial Datasets).")
+        "Stock prices, stock ticker lists, crypto prices, company news, insider trades and "
+        "ownership, and institutional and beneficial ownership need "
+        "FINANCIAL_DATASETS_API_KEY (Financial Datasets).")
+    assert "tools.keyless_prices" in str(err.value)
 
 
 async def test_with_a_key_market_data_routes_to_financial_datasets(
