@@ -62,7 +62,7 @@ async def test_a_real_reply_becomes_labelled_daily_bars(server: FakeDataServer) 
     assert [b["date"] for b in bars] == ["2023-10-02", "2023-10-03", "2023-10-04",
                                          "2023-10-05", "2023-10-06", "2023-10-09"]
     assert bars[0]["close"] == 318.5 and bars[0]["volume"] == 1303800
-    assert bars[-1]["close"] == 312.6099853515625  # float32 artefacts as Yahoo sends them
+    assert bars[-1]["close"] == 312.61  # 312.6099853515625 on the wire, priceHint 2
     assert bars[-1]["adj_close"] == bars[-1]["close"]
     assert "unofficial" in result.notes[0]
     (request,) = server.requests_for(f"{YAHOO_CHART_PATH}GS")
@@ -104,8 +104,8 @@ async def test_the_latest_price_comes_from_the_same_endpoint(server: FakeDataSer
     assert result.source == LABEL and snap["source"] == LABEL
     assert snap["price"] == 312.61
     # the close before the last session's bar, not chartPreviousClose (the window's start)
-    assert snap["previous_close"] == 312.4800109863281
-    assert snap["day_change"] == pytest.approx(0.13, abs=1e-3)
+    assert snap["previous_close"] == 312.48
+    assert snap["day_change"] == 0.13
     assert snap["time"] == "2023-10-09T20:00:02Z"
     (request,) = server.requests_for(f"{YAHOO_CHART_PATH}GS")
     assert (request.param("range"), request.param("interval")) == ("5d", "1d")
@@ -237,9 +237,9 @@ async def test_without_a_key_market_data_offers_keyless_prices(settings: Setting
     body = json.loads(out.content)
     entry = body["data"]["prices[GS, day, 2023-10-02, 2023-10-09]"]
     assert entry["source"] == LABEL
-    assert "| 2023-10-09 |" in entry["data"] and "312.6" in entry["data"]
+    assert "| 2023-10-09 | 308.9 | 313.48 | 308.37 | 312.61 | 312.61 | 1,094,400 |" in entry["data"]
     assert "source: Yahoo Finance chart API (keyless, unofficial)" in entry["data"]
-    assert "price: 312.6" in body["data"]["price_snapshot[GS]"]["data"]
+    assert "- price: 312.61\n- previous_close: 312.48" in body["data"]["price_snapshot[GS]"]["data"]
     assert out.title is not None and out.title.endswith(" · " + LABEL)
     assert out.source_urls and all("/v8/finance/chart/GS" in u for u in out.source_urls)
 

@@ -178,6 +178,9 @@ class YahooChartSource(HttpSource):
                                     f"not match the {len(stamps)} timestamps. {KEY_HINT}",
                                     url=url)
         meta = result["meta"]
+        # Yahoo sends float32 values (312.6099853515625); priceHint is the decimals it shows
+        hint = meta.get("priceHint")
+        digits = hint if isinstance(hint, int) and 0 <= hint <= 8 else 2
         offset = meta.get("gmtoffset")
         shift = dt.timedelta(seconds=offset if isinstance(offset, int) else 0)
         rows: list[dict[str, Any]] = []
@@ -188,7 +191,10 @@ class YahooChartSource(HttpSource):
             row: dict[str, Any] = {"date": day.isoformat()}
             for name in ("open", "high", "low", "close", "adj_close", "volume"):
                 values = columns.get(name)
-                row[name] = _number(values[i]) if isinstance(values, list) else None
+                value = _number(values[i]) if isinstance(values, list) else None
+                if isinstance(value, float) and name != "volume":
+                    value = round(value, digits + (2 if name == "adj_close" else 0))
+                row[name] = value
             rows.append(row)
         return rows
 

@@ -23,6 +23,10 @@ META_KEYS = frozenset({
 RATIO_SUFFIXES = ("_margin", "_growth", "return_on_equity", "return_on_assets",
                   "return_on_invested_capital", "_yield", "payout_ratio")
 MAX_ROWS = 40
+# Prices keep their cents (and a penny stock's fractions): four significant digits would
+# turn 312.61 into 312.6 and every market value computed from it with it.
+PRICE_FIELDS = frozenset({"open", "high", "low", "close", "adj_close", "price",
+                          "previous_close", "day_change"})
 
 
 def fmt_value(name: str, value: Any) -> str:
@@ -34,6 +38,8 @@ def fmt_value(name: str, value: Any) -> str:
     if isinstance(value, int):
         return f"{value:,}"
     if isinstance(value, float):
+        if name in PRICE_FIELDS:
+            return f"{value:,.4f}".rstrip("0").rstrip(".")
         if name.endswith(RATIO_SUFFIXES) and abs(value) < 100:
             return f"{value * 100:.1f}%"
         if value.is_integer() and abs(value) >= 1000:
