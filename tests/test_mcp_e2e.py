@@ -104,16 +104,53 @@ def test_a_server_that_fails_to_start_is_reported_once_and_the_run_goes_on(
     assert "mcp__fx__get_quote" in names and not any("broken" in n for n in names)
 
 
-def test_a_server_that_dies_mid_run_gives_errors_naming_it(llm: FakeLLM, tmp_path: Path) -> None:
+def test_a_server_that_dies_mid_run_is_reported_once_and_restarted_on_the_next_call(
+        llm: FakeLLM, tmp_path: Path) -> None:
     llm.enqueue(Reply(tool_calls=[ToolCallSpec("mcp__fx__die", {})]),
+                Reply(tool_calls=[ToolCallSpec("mcp__fx__get_quote", {"ticker": "AAPL"})]),
+                Reply(text="AAPL last traded at 123.45 USD [S1]."))
+    result = ask(llm, tmp_path, stdio_table("fx"))
+    assert result.code == 0, result.stderr
+    [error] = [e for e in result.events if e["type"] == "tool_error"]
+    assert error["tool"] == "mcp__fx__die"
+    assert error["error"].startswith("MCP server 'fx' stopped during die")
+    assert "restarted once" in error["error"] and "dying on request" in error["error"]
+    # the next call started it again and got its answer
+    assert "AAPL last price 123.45 USD" in tool_messages(llm.requests[-1])[-1]
+    assert result.stderr.count("MCP server 'fx'") == 1
+    assert "restarted once when its tools are next called" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_a_server_is_restarted_once_only(llm: FakeLLM, tmp_path: Path) -> None:
+    llm.enqueue(Reply(tool_calls=[ToolCallSpec("mcp__fx__die", {})]),
+                Reply(tool_calls=[ToolCallSpec("mcp__fx__die", {})]),  # restarted, dies again
                 Reply(tool_calls=[ToolCallSpec("mcp__fx__get_quote", {"ticker": "AAPL"})]),
                 Reply(text="The server is gone."))
     result = ask(llm, tmp_path, stdio_table("fx"))
     assert result.code == 0, result.stderr
     errors = [e for e in result.events if e["type"] == "tool_error"]
+    assert [e["tool"] for e in errors] == ["mcp__fx__die", "mcp__fx__die", "mcp__fx__get_quote"]
+    assert errors[2]["error"].startswith("MCP server 'fx' is unavailable (the connection "
+                                         "failed")
+    assert result.stderr.count("MCP server 'fx'") == 1
+    assert "Traceback" not in result.stderr
+
+
+def test_a_restart_that_fails_leaves_the_tools_unavailable_with_the_reason(
+        llm: FakeLLM, tmp_path: Path) -> None:
+    marker = tmp_path / "started-once"
+    llm.enqueue(Reply(tool_calls=[ToolCallSpec("mcp__fx__die", {})]),
+                Reply(tool_calls=[ToolCallSpec("mcp__fx__get_quote", {"ticker": "AAPL"})]),
+                Reply(text="The server is gone."))
+    result = ask(llm, tmp_path, stdio_table("fx", "--once", str(marker)))
+    assert result.code == 0, result.stderr
+    errors = [e for e in result.events if e["type"] == "tool_error"]
     assert len(errors) == 2
-    assert all("MCP server 'fx'" in e["error"] for e in errors)
-    assert "unavailable" in errors[1]["error"]
+    message = errors[1]["error"]
+    assert message.startswith("MCP server 'fx' is unavailable (it stopped (the connection "
+                              "failed")
+    assert "and the restart failed" in message and "refusing a second start" in message
     assert result.stderr.count("MCP server 'fx'") == 1
     assert "Traceback" not in result.stderr
 

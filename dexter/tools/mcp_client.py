@@ -3,8 +3,11 @@
 Every server runs in one background thread with its own event loop, so the connection
 (an anyio task group inside the SDK) lives as long as the session whatever event loop the
 caller uses (``dexter ask``, the REPL, ``dexter mcp list``). A server that fails to start
-or dies is reported once (``report``) and marked failed; calls to its tools then fail with
-a message naming it. Nothing here raises past ``McpError``.
+is reported once (``report``) and marked failed; calls to its tools then fail with a
+message naming it. A server that dies after it started is reported once too, and the next
+call of one of its tools restarts it (once per session); when the restart fails, or it dies
+again, its tools stay unavailable with a message saying so. Nothing here raises past
+``McpError``.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from typing import Any, Literal, TextIO
 from dexter.config import McpServerSettings, McpSettings
 
 Status = Literal["not started", "running", "failed", "stopped"]
+MAX_RESTARTS = 1
+"""How often a server that died is started again in one session."""
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -52,6 +57,10 @@ class ServerState:
     error: str = ""
     tools: list[McpToolInfo] = field(default_factory=list)
     reported: bool = False
+    was_running: bool = False
+    """It started once, so a failure now means it died (and may be restarted)."""
+    restarts: int = 0
+    restart_lock: asyncio.Lock | None = None
     session: Any = None
     ready: asyncio.Event | None = None
     stop: asyncio.Event | None = None
@@ -61,6 +70,16 @@ class ServerState:
     def transport(self) -> str:
         """``stdio`` or ``http``."""
         return "http" if self.config.url else "stdio"
+
+    @property
+    def running(self) -> bool:
+        """Connected and its tools listed."""
+        return self.status == "running"
+
+    @property
+    def restartable(self) -> bool:
+        """It died after starting and has not been restarted yet."""
+        return self.status == "failed" and self.was_running and self.restarts < MAX_RESTARTS
 
 
 def expand_vars(value: str, env: dict[str, str] | os._Environ[str]) -> str:
@@ -145,7 +164,8 @@ class McpManager:
         """
         state = self.servers.get(server)
         loop = self._loop
-        if state is None or loop is None or state.status != "running":
+        if state is None or loop is None or (state.status != "running"
+                                             and not state.restartable):
             raise McpError(self.unavailable(server))
         future = asyncio.run_coroutine_threadsafe(self._call(state, tool, arguments), loop)
         return await asyncio.wrap_future(future)
@@ -159,6 +179,8 @@ class McpManager:
         return f"MCP server '{server}' is unavailable ({why}); its tools cannot be used."
 
     async def _call(self, state: ServerState, tool: str, arguments: dict[str, Any]) -> Any:
+        if state.status != "running":
+            await self._restart(state)
         timeout = self.settings.call_timeout
         try:
             return await asyncio.wait_for(state.session.call_tool(tool, arguments), timeout)
@@ -172,8 +194,54 @@ class McpManager:
             if isinstance(exc, MCPError) and exc.code != CONNECTION_CLOSED:
                 # the server answered with an error: it is still alive
                 raise McpError(f"MCP server '{state.name}': {tool} failed: {exc}") from None
-            self._fail(state, f"the connection failed: {_describe(exc)}{self._log_tail(state)}")
+            why = f"the connection failed: {_describe(exc)}{self._log_tail(state)}"
+            self._fail(state, why)
+            if state.restartable:
+                raise McpError(f"MCP server '{state.name}' stopped during {tool} ({why}). "
+                               f"It is restarted once when one of its tools is called "
+                               f"again; {tool} was not retried.") from None
             raise McpError(self.unavailable(state.name)) from None
+
+    async def _restart(self, state: ServerState) -> None:
+        """Start a server that died once more (one caller at a time); ``McpError`` when it
+        may not be restarted or does not come back."""
+        if state.restart_lock is None:
+            state.restart_lock = asyncio.Lock()
+        async with state.restart_lock:
+            if state.status == "running":
+                return  # another call restarted it meanwhile
+            if not state.restartable:
+                raise McpError(self.unavailable(state.name))
+            state.restarts += 1
+            died = state.error
+            await self._end_task(state)
+            state.status, state.error = "not started", ""
+            state.ready, state.stop = asyncio.Event(), asyncio.Event()
+            state.task = asyncio.create_task(self._serve(state))
+            timeout = self.settings.startup_timeout
+            try:
+                await asyncio.wait_for(state.ready.wait(), timeout)
+            except TimeoutError:
+                await self._end_task(state)
+            if not state.running:  # _serve set the status while we waited
+                again = state.error or f"it did not start within {timeout:g} seconds"
+                state.status = "failed"
+                state.error = f"it stopped ({died}), and the restart failed: {again}"
+                raise McpError(self.unavailable(state.name))
+
+    @staticmethod
+    async def _end_task(state: ServerState) -> None:
+        """Let the server's task finish (its connection is gone), cancelling it if needed."""
+        task = state.task
+        if task is None or task.done():
+            return
+        if state.stop is not None:
+            state.stop.set()
+        _, pending = await asyncio.wait([task], timeout=5)
+        for left in pending:
+            left.cancel()
+            with contextlib.suppress(BaseException):
+                await left
 
     # -- inside the thread ----------------------------------------------------------------
 
@@ -220,6 +288,7 @@ class McpManager:
                 await session.initialize()
                 state.tools = await self._list_tools(state.name, session)
                 state.session, state.status = session, "running"
+                state.was_running = True
                 state.ready.set()
                 await state.stop.wait()
         except asyncio.CancelledError:
@@ -275,8 +344,11 @@ class McpManager:
         state.status, state.error = "failed", why
         if not state.reported:
             state.reported = True
+            line = (f"MCP server '{state.name}' stopped: {why}; it is restarted once when its "
+                    f"tools are next called." if state.restartable else
+                    f"MCP server '{state.name}' {why}; its tools are unavailable.")
             with contextlib.suppress(Exception):
-                self._report(f"MCP server '{state.name}' {why}; its tools are unavailable.")
+                self._report(line)
 
     def _open_log(self, state: ServerState) -> TextIO:
         """Where a stdio server's stderr goes (kept off the terminal): a file per server."""
