@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from dexter.testing.fakellm import FakeLLM, Reply, ToolCallSpec
+from dexter.testing.fakellm import Dynamic, FakeLLM, RecordedRequest, Reply, ToolCallSpec
 from tests.cli_helpers import CliResult, cli_env, run_cli
 
 pytestmark = pytest.mark.e2e
@@ -225,3 +225,65 @@ def test_mcp_list_reports_a_failed_server(llm: FakeLLM, tmp_path: Path) -> None:
     assert "broken (stdio" in result.stdout and "failed" in result.stdout
     assert "all MCP schemas bound" in result.stdout
     assert "Traceback" not in result.stderr
+
+
+def _worker_step(request: RecordedRequest) -> Reply:
+    """Lead or worker, answered from each request: the lead delegates, the worker calls the
+    MCP quote tool, then each answers."""
+    messages = request.body.get("messages", [])
+    system = str(messages[0].get("content", "")) if messages else ""
+    done = any(m.get("role") == "tool" for m in messages)
+    if "You are a worker agent" in system:
+        if not done:
+            return Reply(tool_calls=[ToolCallSpec("mcp__fx__get_quote", {"ticker": "msft"})])
+        return Reply(text="Worker report: MSFT last price 123.45 USD.")
+    if not done:
+        return Reply(tool_calls=[ToolCallSpec("spawn_subagent", {
+            "description": "MSFT quote", "task": "Get MSFT's last price.",
+            "subagent_type": "research"})])
+    return Reply(text="MSFT last traded at 123.45 USD.")
+
+
+def test_a_subagent_gets_the_read_only_mcp_tools(llm: FakeLLM, tmp_path: Path) -> None:
+    llm.enqueue(*[Dynamic(_worker_step) for _ in range(4)])
+    result = ask(llm, tmp_path, stdio_table("fx"))
+    assert result.code == 0, result.stderr
+    workers = [r for r in llm.requests if "You are a worker agent" in str(r.body["messages"][0])]
+    assert len(workers) == 2
+    names = tool_names(workers[0])
+    assert "mcp__fx__get_quote" in names and "mcp__fx__die" in names
+    assert "mcp__fx__place_order" not in names  # needs approval: a worker has no one to ask
+    assert "MSFT last price 123.45 USD" in tool_messages(workers[1])[0]
+    spawn = next(e for e in result.events if e["type"] == "tool_end"
+                 and e["tool"] == "spawn_subagent")
+    assert "Worker report: MSFT last price 123.45 USD." in spawn["result"]
+
+
+def test_rerun_keeps_the_mcp_tools_and_live_calls_reach_the_server(
+        llm: FakeLLM, tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text(stdio_table("fx"), encoding="utf-8")
+    llm.enqueue(Reply(tool_calls=[ToolCallSpec("mcp__fx__get_quote", {"ticker": "aapl"})]),
+                Reply(text="AAPL last traded at 123.45 USD [S1]."))
+    env = cli_env(llm, tmp_path, DEXTER_CONFIG=str(config))
+    first = run_cli(["ask", "--json", "What is AAPL's price?"], cwd=tmp_path, env=env,
+                    timeout=120)
+    assert first.code == 0, first.stderr
+    [pad] = first.scratchpads()
+    asked = len(llm.requests)
+    # the recorded call is answered from the record; a new one goes to the real server
+    llm.enqueue(Reply(tool_calls=[ToolCallSpec("mcp__fx__get_quote", {"ticker": "aapl"}),
+                                  ToolCallSpec("mcp__fx__get_quote", {"ticker": "nvda"})]),
+                Reply(text="AAPL and NVDA both last traded at 123.45 USD [S1][S2]."))
+    rerun = run_cli(["rerun", "--json", "--live-tools", str(pad)], cwd=tmp_path, env=env,
+                    timeout=120)
+    assert rerun.code == 0, rerun.stderr
+    offered = next(t for t in llm.requests[asked].body["tools"]
+                   if t["function"]["name"] == "mcp__fx__get_quote")
+    # the server's own schema and description, not the placeholder of a missing tool
+    assert offered["function"]["parameters"]["required"] == ["ticker"]
+    assert offered["function"]["description"].startswith("[MCP server fx]")
+    texts = tool_messages(llm.requests[-1])
+    assert any("AAPL last price 123.45 USD" in t for t in texts)
+    assert any("NVDA last price 123.45 USD" in t for t in texts)
+    assert "Traceback" not in rerun.stderr

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -82,6 +82,7 @@ def build_session(
     recall: tuple[MemoryRecalled | None, str] | None = None,
     preapproved: tuple[Sequence[str], bool] | None = None,
     rerun_of: Path | None = None,
+    wrap_tools: Callable[[list[Tool[Any]]], list[Tool[Any]]] | None = None,
     skill: str | None = None,
 ) -> Session:
     """Resolve the model and build the agent. Raises ``ConfigError`` for a missing key.
@@ -91,7 +92,10 @@ def build_session(
     ``preapproved``: ``(--allow values, --yes)`` for a run with nobody to ask; every ask is
     then decided by them (``NonInteractivePermissions``).
     ``rerun_of``: the recorded scratchpad the ``tools`` answer from (``dexter rerun``,
-    ``dexter.rerun.recorded_tools``); the runs' scratchpads name it.
+    ``dexter.rerun.recorded_tools``); the runs' scratchpads name it. MCP servers are not
+    started for it unless ``wrap_tools`` is given.
+    ``wrap_tools``: applied to the whole tool list, the MCP tools included (``dexter
+    rerun`` wraps them all to answer from the recording).
     ``skill``: the name of a skill whose instructions go into the system prompt
     (``dexter ask --skill``); an unknown name is a ``ConfigError``.
     """
@@ -126,10 +130,17 @@ def build_session(
 
         tools = build_tools(settings, memory=memory, interactive=interactive, skills=catalog)
     mcp, mcp_plan = None, None
-    if rerun_of is None and settings.mcp.servers:
+    if (rerun_of is None or wrap_tools is not None) and settings.mcp.servers:
         mcp = start_mcp(settings)  # reports a server that fails; never raises
         mcp_plan = plan_mcp(mcp, settings, resolved.context_window)
         tools = [*tools, *mcp_plan.tools]
+        from dexter.tools.subagent import SubagentTool
+
+        for tool in tools:
+            if isinstance(tool, SubagentTool):
+                tool.add_tools(mcp_plan.tools)  # workers get the read-only MCP tools
+    if wrap_tools is not None:
+        tools = wrap_tools(list(tools))
 
     runner = shell_sandbox(settings)
     recalled, memory_text = recall if recall is not None and memory is not None \

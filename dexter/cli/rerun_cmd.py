@@ -52,14 +52,15 @@ def run_rerun(options: RerunOptions) -> int:
                                 max_iterations=options.max_iterations,
                                 trace=True if options.trace else None,
                                 **{"memory.enabled": False})
+        from dexter.cli.ask import noninteractive_session
         from dexter.tools.registry import build_tools
 
-        tools = recorded_tools(recording, build_tools(settings, interactive=False),
-                               live=options.live_tools)
-        from dexter.cli.ask import noninteractive_session
-
-        session = noninteractive_session(settings, options.allow, options.yes, tools=tools,
-                                         rerun_of=recording.path)
+        # The MCP servers start too, so their tools keep their schemas and approval flags
+        # and, with --live-tools, a call the recording lacks reaches the real server.
+        session = noninteractive_session(
+            settings, options.allow, options.yes, tools=build_tools(settings, interactive=False),
+            rerun_of=recording.path,
+            wrap_tools=lambda tools: recorded_tools(recording, tools, live=options.live_tools))
     except (CliError, ConfigError) as exc:
         print_error(str(exc))
         return EXIT_USAGE

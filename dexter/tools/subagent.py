@@ -44,6 +44,8 @@ SubagentType = Literal["general-purpose", "research", "analysis"]
 SUBAGENT_TOOL_NAME = "spawn_subagent"
 MAX_SUBAGENT_ITERATIONS = 8
 DISALLOWED_TOOLS = frozenset({SUBAGENT_TOOL_NAME, "ask_user_question", "bash"})
+MCP_NAMES = ("mcp__", "mcp_search")
+"""Names of MCP tools (``dexter.tools.mcp``): workers get the read-only ones."""
 ALLOWLISTS: dict[str, tuple[str, ...]] = {
     "general-purpose": (
         "get_financials", "get_market_data", "read_filings", "stock_screener", "web_search",
@@ -86,7 +88,8 @@ DESCRIPTION = (
     "spawn_subagent calls in the same turn run in parallel. The worker cannot see this "
     "conversation, so put everything it needs in `task` (and background in `context`). "
     "Types: general-purpose (finance, web, files, calculator), research (web and filings), "
-    "analysis (financial data, screener, filings, calculator). Do not use it for a single "
+    "analysis (financial data, screener, filings, calculator); every type also gets the "
+    "read-only tools of the configured MCP servers. Do not use it for a single "
     "quick lookup; call that tool directly. Check the reports before you rely on them."
 )
 
@@ -128,12 +131,17 @@ def worker_tools(tools: Sequence[Tool[Any]], subagent_type: str) -> list[Tool[An
     """The tools a worker of ``subagent_type`` gets: its allowlist, in the allowlist's order.
 
     Names that are not registered (memory tools with memory off, say) drop out; tools that
-    need approval are never given, since a worker has no one to ask.
+    need approval are never given, since a worker has no one to ask. The read-only MCP
+    tools follow the allowlist, for every type.
     """
     by_name = {tool.name: tool for tool in tools}
-    return [by_name[name] for name in ALLOWLISTS[subagent_type]
-            if name in by_name and name not in DISALLOWED_TOOLS
-            and not by_name[name].needs_approval]
+    listed = [by_name[name] for name in ALLOWLISTS[subagent_type]
+              if name in by_name and name not in DISALLOWED_TOOLS
+              and not by_name[name].needs_approval]
+    # every type also gets the MCP servers' read-only tools (and mcp_search in search mode)
+    mcp = [tool for tool in tools if tool.name.startswith(MCP_NAMES)
+           and not tool.needs_approval and tool not in listed]
+    return [*listed, *mcp]
 
 
 class TokenMeter:
@@ -296,6 +304,11 @@ class SubagentTool(Tool[SubagentParams]):
         self.tools = [tool for tool in tools if tool.name != SUBAGENT_TOOL_NAME]
         self.context_window = context_window
         self.fast_context_window = fast_context_window
+
+    def add_tools(self, tools: Sequence[Tool[Any]]) -> None:
+        """Tools that join the session after the registry (its MCP servers' tools)."""
+        have = {tool.name for tool in self.tools}
+        self.tools.extend(t for t in tools if t.name != SUBAGENT_TOOL_NAME and t.name not in have)
 
     async def run(self, args: SubagentParams, ctx: ToolContext) -> str:
         """Run the worker to its final answer; raise ``ToolFailure`` when it has none."""
