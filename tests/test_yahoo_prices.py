@@ -288,3 +288,13 @@ def test_the_switch_and_the_url_come_from_the_environment(tmp_path: Path) -> Non
     with pytest.raises(ConfigError) as err:
         load_settings(env={**env, "YAHOO_CHART_BASE_URL": "finance.yahoo.com"})
     assert "YAHOO_CHART_BASE_URL" in str(err.value)
+
+
+def test_the_tool_descriptions_say_prices_need_no_key() -> None:
+    """The main model reads these: prices are keyless, and without ratios it computes the
+    multiples from the price and the reported shares."""
+    by_name = {t.name: t for t in finance_tools(Settings())}
+    market = by_name["get_market_data"].description
+    assert "Stock prices (latest and daily/weekly/monthly history) work without a key" in market
+    assert "Needs FINANCIAL_DATASETS_API_KEY." not in market
+    assert "compute market value and multiples" in by_name["get_financials"].description
