@@ -41,6 +41,7 @@ def data_env(data: FakeDataServer) -> dict[str, str]:
         "SEC_EDGAR_BASE_URL": data.url,
         "SEC_EDGAR_DATA_URL": data.url,
         "FINANCIAL_DATASETS_BASE_URL": data.url,
+        "YAHOO_CHART_BASE_URL": data.url,  # keyless prices: never the real Yahoo in a test
     }
 
 
