@@ -206,7 +206,7 @@ def test_symbols_are_written_as_yahoo_writes_them(given: str, sent: str) -> None
 def market_data(settings: Settings, env: dict[str, str] | None = None) -> Any:
     built = finance_tools(settings, config=RouterConfig(),
                           source_options=SourceOptions(retry=FAST, sec_rate_limiter=None,
-                                                       today=TODAY),
+                                                       yahoo_rate_limiter=None, today=TODAY),
                           env=env if env is not None else {})
     return {t.name: t for t in built}["get_market_data"]
 

@@ -23,7 +23,7 @@ from dexter.data.financial_datasets import KEY_ENV, FinancialDatasetsSource
 from dexter.data.http import DEFAULT_RETRY, RetryPolicy
 from dexter.data.http_source import SourceConnection
 from dexter.data.ratelimit import SEC_RATE_LIMITER, AsyncRateLimiter
-from dexter.data.yahoo import YahooChartSource
+from dexter.data.yahoo import YAHOO_RATE_LIMITER, YahooChartSource
 
 # What a missing capability needs. Only Financial Datasets has these today.
 UNLOCK_KEY = KEY_ENV
@@ -31,11 +31,12 @@ UNLOCK_KEY = KEY_ENV
 
 @dataclass
 class SourceOptions:
-    """Knobs tests turn: retries, HTTP timeout, the SEC limiter, today's date."""
+    """Knobs tests turn: retries, HTTP timeout, the SEC and Yahoo limiters, today's date."""
 
     retry: RetryPolicy = DEFAULT_RETRY
     http_timeout: float = 30.0
     sec_rate_limiter: AsyncRateLimiter | None = SEC_RATE_LIMITER
+    yahoo_rate_limiter: AsyncRateLimiter | None = YAHOO_RATE_LIMITER
     today: dt.date | None = None
     use_cache: bool = True
 
@@ -97,7 +98,8 @@ def build_sources(
     if settings.tools.keyless_prices:
         sources.append(YahooChartSource(
             SourceConnection(settings.tools.yahoo_chart_base_url, cache, retry=opts.retry,
-                             timeout=opts.http_timeout, today=opts.today),
+                             timeout=opts.http_timeout, rate_limiter=opts.yahoo_rate_limiter,
+                             today=opts.today),
             user_agent=settings.tools.yahoo_user_agent,
         ))
     sources.append(EdgarSource(
