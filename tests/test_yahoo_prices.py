@@ -242,6 +242,11 @@ async def test_without_a_key_market_data_offers_keyless_prices(settings: Setting
     assert "- price: 312.61\n- previous_close: 312.48" in body["data"]["price_snapshot[GS]"]["data"]
     assert out.title is not None and out.title.endswith(" · " + LABEL)
     assert out.source_urls and all("/v8/finance/chart/GS" in u for u in out.source_urls)
+    # the ledger keeps the bars as numbers, in dollars, oldest first (reports, charts)
+    table = next(t for t in out.tables if t.title.startswith("prices[GS"))
+    assert table.is_time_series and table.index[-1] == "2023-10-09"
+    close = next(c for c in table.columns if c.name == "close")
+    assert (close.unit, close.values[-1]) == ("USD", 312.61)
 
 
 async def test_a_failing_keyless_source_says_to_set_the_key(settings: Settings,

@@ -142,27 +142,35 @@ def tables_from_json_text(title: str, text: str, source: str = "") -> list[DataT
     return tables_from_data(title, data, source)
 
 
-def _collect(title: str, data: Any, source: str, found: list[DataTable], depth: int) -> None:
+def _collect(title: str, data: Any, source: str, found: list[DataTable], depth: int,
+             currency: str = "") -> None:
     if depth > 3 or len(found) >= MAX_TABLES:
         return
     if isinstance(data, list):
-        table = records_table(title, data, source)
+        table = records_table(title, data, source, currency=currency)
         if table is not None:
             found.append(table)
         return
     if not isinstance(data, Mapping):
         return
     nested = [(k, v) for k, v in data.items() if isinstance(v, list | Mapping)]
+    # an object's currency is its records' when they name none ({"currency": "USD",
+    # "prices": [...]}, as the keyless price source returns them)
+    own = data.get("currency")
+    inner = own if isinstance(own, str) and own else currency
     for key, value in nested:
-        _collect(f"{title} · {key}" if title else str(key), value, source, found, depth + 1)
+        _collect(f"{title} · {key}" if title else str(key), value, source, found, depth + 1,
+                 inner)
     if not any(isinstance(v, list) and v and isinstance(v[0], Mapping) for _, v in nested):
         table = records_table(title, [data], source)
         if table is not None:
             found.append(table)
 
 
-def records_table(title: str, records: Sequence[Any], source: str = "") -> DataTable | None:
-    """One table of a list of records (dicts), or None when they hold no number."""
+def records_table(title: str, records: Sequence[Any], source: str = "", *,
+                  currency: str = "") -> DataTable | None:
+    """One table of a list of records (dicts), or None when they hold no number.
+    ``currency``: the records' currency when none of them names one."""
     rows = [r for r in records if isinstance(r, Mapping)]
     if not rows:
         return None
@@ -170,7 +178,7 @@ def records_table(title: str, records: Sequence[Any], source: str = "") -> DataT
     date_key = "report_period" if statement else next(
         (k for k in DATE_KEYS if all(isinstance(r.get(k), str) and r.get(k) for r in rows)),
         None)
-    currency = _currency(rows)
+    currency = _currency(rows) or currency
     skip = set(STATEMENT_META) if statement else set()
     if date_key:
         skip.add(date_key)
