@@ -20,7 +20,13 @@ from dexter.data.http import RetryPolicy
 from dexter.data.http_source import SourceConnection
 from dexter.data.ratelimit import AsyncRateLimiter
 from dexter.data.yahoo import LABEL, YAHOO_RATE_LIMITER, YahooChartSource, yahoo_symbol
-from dexter.testing.fakedata import YAHOO_CHART_PATH, FakeDataServer, Response, point_settings_at
+from dexter.testing.fakedata import (
+    REAL_PRICES,
+    YAHOO_CHART_PATH,
+    FakeDataServer,
+    Response,
+    point_settings_at,
+)
 from dexter.tools.base import ToolContext, ToolOutput
 from dexter.tools.finance import RouterConfig, SourceOptions, finance_tools
 from dexter.tools.finance.router import QueryArgs
@@ -29,6 +35,7 @@ from tests.test_finance_tools import KEYED, ScriptedModel
 FAST = RetryPolicy(max_retries=1, backoff_base=0.001)
 TODAY = dt.date(2025, 3, 1)
 GS_WINDOW = {"start_date": "2023-10-02", "end_date": "2023-10-09"}
+REAL = REAL_PRICES / "v8" / "finance" / "chart"
 
 
 @pytest.fixture
@@ -121,6 +128,21 @@ async def test_replies_are_cached(server: FakeDataServer, tmp_path: Path) -> Non
     await second.aclose()
     assert len(server.requests_for(f"{YAHOO_CHART_PATH}GS")) == 1
     assert again.data["prices"][0]["close"] == 318.5 and again.source == LABEL
+
+
+async def test_an_unusable_reply_is_not_kept_in_the_cache(server: FakeDataServer,
+                                                           tmp_path: Path) -> None:
+    cache = DiskCache(tmp_path / "cache")
+    server.route(f"{YAHOO_CHART_PATH}GS", [
+        Response(body={"chart": {"result": [], "error": None}}),
+        Response(body=(REAL / "GS.json").read_bytes(), content_type="application/json")])
+    src = source(server, cache=cache)
+    with pytest.raises(UpstreamError):
+        await src.prices("GS", **GS_WINDOW)
+    again = await src.prices("GS", **GS_WINDOW)  # asks again instead of the cached reply
+    await src.aclose()
+    assert len(server.requests_for(f"{YAHOO_CHART_PATH}GS")) == 2
+    assert again.data["prices"][0]["close"] == 318.5
 
 
 async def test_requests_wait_for_the_shared_rate_limiter(server: FakeDataServer) -> None:

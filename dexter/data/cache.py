@@ -102,6 +102,11 @@ class DiskCache:
             return None
         return CachedValue(entry["value"], url)
 
+    def delete(self, namespace: str, params: Mapping[str, Any]) -> None:
+        """Forget the entry (a reply that turned out unusable); missing is fine."""
+        with contextlib.suppress(OSError):
+            self.path_for(namespace, params).unlink()
+
     def set(
         self, namespace: str, params: Mapping[str, Any], value: Any, *, url: str,
         ttl: float | None,

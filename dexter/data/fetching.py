@@ -20,6 +20,12 @@ class CachePolicy:
 NO_CACHE = CachePolicy(enabled=False)
 
 
+def cache_key(url: str, params: Params | None,
+              key_extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The cache key of a GET: its URL, ``key_extra`` (not sent) and its parameters."""
+    return {"_url": url, **(key_extra or {}), **dict(params or {})}
+
+
 async def cached_get(
     client: HttpClient,
     cache: DiskCache | None,
@@ -35,7 +41,7 @@ async def cached_get(
 ) -> HttpResponse:
     """GET through the cache. ``namespace`` + ``url`` + ``params`` (+ ``key_extra``, which is
     not sent, e.g. the ticker that names the cache file) form the key."""
-    key: dict[str, Any] = {"_url": url, **(key_extra or {}), **dict(params or {})}
+    key = cache_key(url, params, key_extra)
     use_cache = cache is not None and policy.enabled
     if use_cache and cache is not None:
         hit = cache.get(namespace, key)

@@ -17,7 +17,7 @@ from typing import Any, ClassVar, Final, Literal
 
 from dexter.data.base import DataSource
 from dexter.data.cache import DiskCache
-from dexter.data.fetching import CachePolicy, cached_get
+from dexter.data.fetching import CachePolicy, cache_key, cached_get
 from dexter.data.http import DEFAULT_RETRY, HttpClient, Params, RetryPolicy, ServiceInfo
 from dexter.data.ratelimit import AsyncRateLimiter
 
@@ -93,3 +93,9 @@ class HttpSource(DataSource):
             policy=policy, what=what, ticker=ticker, key_extra=key_extra,
         )
         return response.data, response.url
+
+    def _forget(self, url: str, *, namespace: str, params: Params | None = None,
+                key_extra: dict[str, Any] | None = None) -> None:
+        """Drop a cached reply that turned out unusable, so the next call asks again."""
+        if self._cache is not None:
+            self._cache.delete(namespace, cache_key(url, params, key_extra))

@@ -37,6 +37,7 @@ from dexter.data.http_source import HttpSource, SourceConnection
 from dexter.data.ratelimit import AsyncRateLimiter
 
 LABEL: Final = "Yahoo Finance chart API (keyless, unofficial)"
+CACHE_NAMESPACE: Final = "yahoo/chart"
 SERVICE = ServiceInfo(
     name="Yahoo Finance (chart API)",
     forbidden_hint="Yahoo refuses some clients; set tools.yahoo_user_agent to a browser-like "
@@ -112,7 +113,7 @@ class YahooChartSource(HttpSource):
         """The reply's ``chart.result[0]`` and the request URL; every failure as a DataError
         that says what to do."""
         try:
-            data, url = await self._fetch(self._url(symbol), namespace="yahoo/chart",
+            data, url = await self._fetch(self._url(symbol), namespace=CACHE_NAMESPACE,
                                           policy=policy, what=what, params=params,
                                           ticker=symbol)
         except NotFoundError as exc:
@@ -127,7 +128,12 @@ class YahooChartSource(HttpSource):
         except DataError as exc:
             raise type(exc)(f"{exc.message} {KEY_HINT}", status=exc.status, url=exc.url) \
                 from None
-        return self._result(data, symbol, what, url), url
+        try:
+            return self._result(data, symbol, what, url), url
+        except DataError:
+            # a JSON reply of the wrong shape was cached like a good one: do not keep it
+            self._forget(self._url(symbol), namespace=CACHE_NAMESPACE, params=params)
+            raise
 
     @staticmethod
     def _result(data: Any, symbol: str, what: str, url: str) -> dict[str, Any]:
