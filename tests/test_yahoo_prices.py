@@ -322,6 +322,6 @@ def test_the_tool_descriptions_say_prices_need_no_key() -> None:
     multiples from the price and the reported shares."""
     by_name = {t.name: t for t in finance_tools(Settings())}
     market = by_name["get_market_data"].description
-    assert "Stock prices (latest and daily/weekly/monthly history) work without a key" in market
+    assert "Stock prices need no key (Yahoo Finance)" in market
     assert "Needs FINANCIAL_DATASETS_API_KEY." not in market
-    assert "compute market value and multiples" in by_name["get_financials"].description
+    assert "compute multiples from get_market_data's price" in by_name["get_financials"].description

@@ -88,8 +88,8 @@ DESCRIPTION = (
     "spawn_subagent calls in the same turn run in parallel. The worker cannot see this "
     "conversation, so put everything it needs in `task` (and background in `context`). "
     "Types: general-purpose (finance, web, files, calculator), research (web and filings), "
-    "analysis (financial data, screener, filings, calculator); every type also gets the "
-    "read-only tools of the configured MCP servers. Do not use it for a single "
+    "analysis (financial data, screener, filings, calculator); all get read-only MCP "
+    "tools. Do not use it for a single "
     "quick lookup; call that tool directly. Check the reports before you rely on them."
 )
 

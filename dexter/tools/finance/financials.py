@@ -18,9 +18,8 @@ class GetFinancials(RoutedFinanceTool):
         "company facts (shares outstanding), key ratios, segments, earnings. Handles several "
         "companies and metrics in one call; every number comes with its period and source. "
         "Input: a plain-language query, e.g. 'Apple and Microsoft quarterly revenue, "
-        "operating margin and free cash flow for the last 4 quarters'. Key ratios need "
-        "FINANCIAL_DATASETS_API_KEY; without it, compute market value and multiples (P/E, "
-        "EV/EBITDA) from get_market_data's stock price and the shares and figures here."
+        "operating margin and free cash flow for the last 4 quarters'. No key: compute "
+        "multiples from get_market_data's price and these shares."
     )
     subtools = FINANCIALS
     progress_text = "Choosing financial data to fetch..."

@@ -17,9 +17,7 @@ class GetMarketData(RoutedFinanceTool):
         "Market data: current and historical stock and crypto prices, company and market "
         "news, insider trades and ownership, institutional (13F) and beneficial (13D/G) "
         "holders. Input: a plain-language query, e.g. 'Why did NVDA move last week?'. "
-        "Stock prices (latest and daily/weekly/monthly history) work without a key, from "
-        "Yahoo Finance's keyless chart API, so market value and per-share multiples can be "
-        "computed with shares from get_financials; the rest needs FINANCIAL_DATASETS_API_KEY."
+        "Stock prices need no key (Yahoo Finance); the rest needs FINANCIAL_DATASETS_API_KEY."
     )
     subtools = MARKET_DATA
     progress_text = "Choosing market data to fetch..."
