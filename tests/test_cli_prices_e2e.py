@@ -8,7 +8,6 @@ step inside get_market_data).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,21 +18,6 @@ from dexter.testing.fakellm import FakeLLM, Reply, ToolCallSpec
 from tests.cli_helpers import cli_env, run_cli
 
 pytestmark = pytest.mark.e2e
-
-
-@pytest.fixture
-def llm() -> Iterator[FakeLLM]:
-    with FakeLLM() as server:
-        yield server
-
-
-@pytest.fixture
-def data() -> Iterator[FakeDataServer]:
-    server = FakeDataServer().start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def keyless_env(llm: FakeLLM, data: FakeDataServer, tmp_path: Path) -> dict[str, str]:
@@ -96,3 +80,24 @@ def test_a_rate_limited_keyless_source_tells_the_model_to_set_the_key(
     assert "Yahoo Finance (chart API) is rate limiting requests (HTTP 429)" in text
     assert "set FINANCIAL_DATASETS_API_KEY" in text
     assert "Traceback" not in result.stdout + result.stderr
+
+
+def test_keyless_prices_reach_the_spreadsheet_as_numbers_in_dollars(
+        llm: FakeLLM, data: FakeDataServer, tmp_path: Path) -> None:
+    from openpyxl import load_workbook
+
+    script_price_question(llm, "Goldman Sachs closed at $312.61 on 2023-10-09 [S1].")
+    result = run_cli(["ask", "--plain", "--output", "gs.xlsx", "How did Goldman Sachs trade?"],
+                     cwd=tmp_path, env=keyless_env(llm, data, tmp_path))
+    assert result.code == 0, result.stderr
+    book = load_workbook(tmp_path / "gs.xlsx")
+    [sheet] = [book[name] for name in book.sheetnames if name not in ("Report", "Sources")]
+    cells = [[c.value for c in row] for row in sheet.iter_rows()]
+    [header] = [row for row in cells if row and row[0] == "date"]
+    assert "close (USD)" in header and "volume (shares)" in header
+    close = header.index("close (USD)")
+    rows = {row[0]: row for row in cells if isinstance(row[0], str) and row[0][:4] == "2023"}
+    assert rows["2023-10-09"][close] == 312.61
+    assert rows["2023-10-02"][close] == 318.5
+    sources = [[c.value for c in row] for row in book["Sources"].iter_rows()]
+    assert any(LABEL in str(cell) for row in sources for cell in row)
