@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from dexter.messages import (
@@ -62,29 +63,70 @@ _STOP_REASONS = {
 # --------------------------------------------------------------------------------------------
 
 
+class OpenAIMessageCache:
+    """Converted messages by object identity, for a model that sends a growing transcript.
+
+    Messages are immutable, so a message converts to the same dict every time; each
+    request converts only the messages the previous one did not hold (an assistant turn's
+    tool-call arguments are JSON-encoded once, not on every later request). An entry holds
+    its message, so the id cannot be reused while cached; entries of messages no longer
+    sent are dropped. Callers get a fresh top-level dict per message.
+    """
+
+    def __init__(self) -> None:
+        self._known: dict[int, tuple[Message, str | None, dict[str, Any]]] = {}
+
+    def convert(self, messages: Sequence[Message], reasoning_field: str | None) -> list[dict[str, Any]]:
+        """``messages`` (no system messages) as Chat Completions entries."""
+        known = self._known
+        current: dict[int, tuple[Message, str | None, dict[str, Any]]] = {}
+        out: list[dict[str, Any]] = []
+        for message in messages:
+            entry = known.get(id(message))
+            if entry is None or entry[0] is not message or entry[1] != reasoning_field:
+                converted = _to_openai(message, reasoning_field)
+                if converted is None:
+                    continue
+                entry = (message, reasoning_field, converted)
+            current[id(message)] = entry
+            out.append(dict(entry[2]))
+        self._known = current
+        return out
+
+
 def to_openai_messages(
-    system: str, messages: Sequence[Message], *, reasoning_field: str | None = None
+    system: str, messages: Sequence[Message], *, reasoning_field: str | None = None,
+    cache: OpenAIMessageCache | None = None,
 ) -> list[dict[str, Any]]:
     """Neutral messages to Chat Completions ``messages``.
 
     ``reasoning_field`` (e.g. ``"reasoning_content"``) echoes thinking text on assistant
-    turns with tool calls, which DeepSeek and Moonshot need inside a tool loop.
+    turns with tool calls, which DeepSeek and Moonshot need inside a tool loop. ``cache``
+    reuses the conversions of messages an earlier request held (the same output).
     """
     out: list[dict[str, Any]] = []
     prompt = system_text(system, messages)
     if prompt:
         out.append({"role": "system", "content": prompt})
-    for message in messages:
-        if isinstance(message, SystemMessage):
-            continue
-        if isinstance(message, UserMessage):
-            out.append({"role": "user", "content": message.content})
-        elif isinstance(message, AssistantMessage):
-            out.append(_assistant_to_openai(message, reasoning_field))
-        elif isinstance(message, ToolResultMessage):
-            content = error_result_text(message.content) if message.is_error else message.content
-            out.append({"role": "tool", "tool_call_id": message.tool_call_id, "content": content})
+    rest = [m for m in messages if not isinstance(m, SystemMessage)]
+    if cache is not None:
+        return out + cache.convert(rest, reasoning_field)
+    for message in rest:
+        converted = _to_openai(message, reasoning_field)
+        if converted is not None:
+            out.append(converted)
     return out
+
+
+def _to_openai(message: Message, reasoning_field: str | None) -> dict[str, Any] | None:
+    if isinstance(message, UserMessage):
+        return {"role": "user", "content": message.content}
+    if isinstance(message, AssistantMessage):
+        return _assistant_to_openai(message, reasoning_field)
+    if isinstance(message, ToolResultMessage):
+        content = error_result_text(message.content) if message.is_error else message.content
+        return {"role": "tool", "tool_call_id": message.tool_call_id, "content": content}
+    return None
 
 
 def _assistant_to_openai(message: AssistantMessage, reasoning_field: str | None) -> dict[str, Any]:
@@ -117,12 +159,14 @@ def to_openai_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
     ]
 
 
-def request_params(request: ModelRequest, model: str, provider_id: str) -> dict[str, Any]:
+def request_params(request: ModelRequest, model: str, provider_id: str,
+                   cache: OpenAIMessageCache | None = None) -> dict[str, Any]:
     """The keyword arguments for ``chat.completions.create`` (without ``stream``)."""
     reasoning_field = "reasoning_content" if provider_id in REASONING_ECHO_PROVIDERS else None
     params: dict[str, Any] = {
         "model": model,
-        "messages": to_openai_messages(request.system, request.messages, reasoning_field=reasoning_field),
+        "messages": to_openai_messages(request.system, request.messages,
+                                       reasoning_field=reasoning_field, cache=cache),
     }
     # OpenAI's reasoning models refuse ``max_tokens``; compatible servers may not know the new name.
     limit_key = "max_completion_tokens" if provider_id == "openai" else "max_tokens"
@@ -404,6 +448,10 @@ class OpenAIChatModel(SDKChatModel):
     def _accumulator(self) -> OpenAIStreamAccumulator:
         return OpenAIStreamAccumulator()
 
+    @cached_property
+    def _messages_cache(self) -> OpenAIMessageCache:
+        return OpenAIMessageCache()
+
     async def _open_stream(self, request: ModelRequest) -> Any:
         """Stream the request, its body sent as built.
 
@@ -416,7 +464,8 @@ class OpenAIChatModel(SDKChatModel):
         from openai import AsyncStream
         from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
-        body = {**request_params(request, self._model, self._provider_id), "stream": True,
+        body = {**request_params(request, self._model, self._provider_id, self._messages_cache),
+                "stream": True,
                 "stream_options": {"include_usage": True}}
         return await self._client.post(
             "/chat/completions", body=body, cast_to=ChatCompletion, stream=True,
