@@ -32,7 +32,7 @@ from tests.context_builders import call, head, tool_round
 def views() -> list[list[Message]]:
     """Successive transcripts as a run produces them, with the edits stages make."""
     base = head() + tool_round("c1") + tool_round("c2", text="reading more")
-    grown = base + [UserMessage("usage note", kind="note")] + tool_round("c3")
+    grown = [*base, UserMessage("usage note", kind="note"), *tool_round("c3")]
     cleared = list(grown)
     cleared[3] = dataclasses.replace(cleared[3], content="[cleared]")  # microcompact
     dangling = [*cleared, AssistantMessage(tool_calls=(call("c4"), call("c5")))]  # cancelled
