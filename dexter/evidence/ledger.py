@@ -66,8 +66,10 @@ class SourceLedger:
     def __init__(self) -> None:
         self._sources: dict[str, Source] = {}
         self._pairs: list[tuple[float, str]] = []
-        """Every number of every source with its id, sorted: kept merged as sources arrive
-        (two sorted runs: the merge is linear), so a check never sorts."""
+        """Every number of every source with its id, sorted. New sources' pairs wait in
+        ``_pending`` and are merged at the next lookup (two sorted runs: the merge is
+        linear), so adding a result during a run does not re-sort every earlier number."""
+        self._pending: list[tuple[float, str]] = []
 
     @classmethod
     def restore(cls, sources: Iterable[Source]) -> SourceLedger:
@@ -115,12 +117,15 @@ class SourceLedger:
             inputs=tuple(extract_claims(expression)) if expression else (),
         )
         self._sources[source_id] = source
-        self._pairs = sorted(self._pairs + [(n, source_id) for n in source.numbers])
+        self._pending.extend((n, source_id) for n in source.numbers)
         return source
 
     def find(self, low: float, high: float, kinds: Iterable[SourceKind] = ("data", "user")
              ) -> str | None:
         """The id of a source of one of ``kinds`` holding a number in ``[low, high]``."""
+        if self._pending:
+            self._pairs = sorted(self._pairs + sorted(self._pending))
+            self._pending = []
         pairs = self._pairs
         wanted = set(kinds)
         i = bisect.bisect_left(pairs, (low, ""))
