@@ -474,9 +474,17 @@ class OpenAIChatModel(SDKChatModel):
         )
 
     async def _blocking(self, request: ModelRequest) -> ModelResponse:
+        """One blocking request, its body sent as built (as ``_open_stream`` does): the
+        same client's ``post`` with the options ``chat.completions.create`` would pass
+        (bearer auth, the blocking timeout), so retries, auth and error classes stay the
+        SDK's."""
         from openai import Timeout
+        from openai.types.chat import ChatCompletion
 
-        params = request_params(request, self._model, self._provider_id)
+        body = request_params(request, self._model, self._provider_id, self._messages_cache)
         timeout = http_timeout(Timeout, self._timeouts, blocking=True)
-        return response_from_completion(
-            await self._client.chat.completions.create(**params, timeout=timeout))
+        completion = await self._client.post(
+            "/chat/completions", body=body, cast_to=ChatCompletion,
+            options={"timeout": timeout, "security": {"bearer_auth": True}},
+        )
+        return response_from_completion(completion)
