@@ -108,10 +108,12 @@ def test_openai_conversion_with_the_cache_equals_without() -> None:
             want = oai.to_openai_messages("sys", view, reasoning_field=field)
             got = oai.to_openai_messages("sys", view, reasoning_field=field, cache=cache)
             assert got == want
-            if got:
-                got[-1]["content"] = "edited by a caller"  # a caller's edit does not stick
     view = views()[1]
     assert oai.to_openai_messages("sys", view, cache=cache) == oai.to_openai_messages("sys", view)
+    longer = [*view, *tool_round("c7")]  # the cached list is not extended in place
+    first = oai.to_openai_messages("sys", view, cache=cache)
+    oai.to_openai_messages("sys", longer, cache=cache)
+    assert first == oai.to_openai_messages("sys", view)
 
 
 def test_openai_conversion_encodes_each_tool_call_once(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -68,30 +68,48 @@ class OpenAIMessageCache:
 
     Messages are immutable, so a message converts to the same dict every time; each
     request converts only the messages the previous one did not hold (an assistant turn's
-    tool-call arguments are JSON-encoded once, not on every later request). An entry holds
-    its message, so the id cannot be reused while cached; entries of messages no longer
-    sent are dropped. Callers get a fresh top-level dict per message.
+    tool-call arguments are JSON-encoded once, not on every later request), and the
+    previous request's leading messages that are still in place are taken over as a
+    slice. An entry holds its message, so the id cannot be reused while cached; entries of
+    messages no longer sent are dropped. The dicts are shared between requests: nothing
+    may modify them (the request body is only serialised).
     """
 
     def __init__(self) -> None:
-        self._known: dict[int, tuple[Message, str | None, dict[str, Any]]] = {}
+        self._known: dict[int, tuple[Message, dict[str, Any]]] = {}
+        self._field: str | None = None
+        self._view: list[Message] = []
+        self._out: list[dict[str, Any]] = []  # _out[i] is _view[i] converted
 
     def convert(self, messages: Sequence[Message], reasoning_field: str | None) -> list[dict[str, Any]]:
         """``messages`` (no system messages) as Chat Completions entries."""
+        if reasoning_field != self._field:
+            self._known, self._view, self._out = {}, [], []
+            self._field = reasoning_field
+        old = self._view
+        same = 0
+        for a, b in zip(old, messages, strict=False):
+            if a is not b:
+                break
+            same += 1
         known = self._known
-        current: dict[int, tuple[Message, str | None, dict[str, Any]]] = {}
-        out: list[dict[str, Any]] = []
-        for message in messages:
+        added: list[tuple[Message, dict[str, Any]]] = []
+        for message in messages[same:]:
             entry = known.get(id(message))
-            if entry is None or entry[0] is not message or entry[1] != reasoning_field:
+            if entry is None or entry[0] is not message:
                 converted = _to_openai(message, reasoning_field)
                 if converted is None:
-                    continue
-                entry = (message, reasoning_field, converted)
-            current[id(message)] = entry
-            out.append(dict(entry[2]))
-        self._known = current
-        return out
+                    raise ValueError(f"not a request message: {type(message).__name__}")
+                entry = (message, converted)
+            added.append(entry)
+        for gone in old[same:]:  # messages that left the view (or moved) lose their entry
+            known.pop(id(gone), None)
+        out = self._out[:same]
+        for entry in added:
+            known[id(entry[0])] = entry
+            out.append(entry[1])
+        self._view, self._out = list(messages), out
+        return list(out)
 
 
 def to_openai_messages(
