@@ -133,3 +133,15 @@ def test_openai_conversion_encodes_each_tool_call_once(monkeypatch: pytest.Monke
         encoded.clear()
         oai.to_openai_messages("sys", messages, cache=cache)
         assert len(encoded) == 1  # the new assistant message's arguments only
+
+
+def test_the_encoded_body_is_the_bytes_the_sdk_would_send() -> None:
+    from openai._utils._json import openapi_dumps
+
+    cache = oai.OpenAIMessageCache()
+    for view in [*views(), [*views()[1], UserMessage("naïve ünïcode 中文 \u2028")]]:
+        body = {"model": "gpt-5.6-sol",
+                "messages": oai.to_openai_messages("sys", view, cache=cache),
+                "max_completion_tokens": 100, "stream": True,
+                "stream_options": {"include_usage": True}}
+        assert cache.encode(body) == openapi_dumps(body)

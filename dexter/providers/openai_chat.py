@@ -80,6 +80,24 @@ class OpenAIMessageCache:
         self._field: str | None = None
         self._view: list[Message] = []
         self._out: list[dict[str, Any]] = []  # _out[i] is _view[i] converted
+        self._json: dict[int, tuple[dict[str, Any], bytes]] = {}  # by id of an _out entry
+
+    def encode(self, body: dict[str, Any]) -> bytes:
+        """``body`` as the UTF-8 JSON the SDK would send (``openapi_dumps``' settings), each
+        cached entry of ``body["messages"]`` encoded once across requests."""
+        known: dict[int, tuple[dict[str, Any], bytes]] = self._json
+        fresh: dict[int, tuple[dict[str, Any], bytes]] = {}
+        parts = []
+        for entry in body["messages"]:
+            cached = known.get(id(entry))
+            if cached is None or cached[0] is not entry:
+                cached = (entry, _dumps(entry))
+            fresh[id(entry)] = cached
+            parts.append(cached[1])
+        self._json = fresh
+        fields = [_dumps(key) + b":" + (b"[" + b",".join(parts) + b"]" if key == "messages"
+                                         else _dumps(value)) for key, value in body.items()]
+        return b"{" + b",".join(fields) + b"}"
 
     def convert(self, messages: Sequence[Message], reasoning_field: str | None) -> list[dict[str, Any]]:
         """``messages`` (no system messages) as Chat Completions entries."""
@@ -110,6 +128,11 @@ class OpenAIMessageCache:
             out.append(entry[1])
         self._view, self._out = list(messages), out
         return list(out)
+
+
+def _dumps(value: Any) -> bytes:
+    """JSON as the OpenAI SDK sends it (``openai._utils._json.openapi_dumps``' settings)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
 
 
 def to_openai_messages(
@@ -477,16 +500,19 @@ class OpenAIChatModel(SDKChatModel):
         on every call (``_async_transform_recursive``, type-driven and pure Python): 71% of
         the time per iteration at 1,000 messages. The body ``request_params`` builds is
         already plain JSON, so it goes through the same client's ``post`` (its HTTP
-        connection pool, auth, timeouts and error classes) with the same response types.
+        connection pool, auth, timeouts and error classes) with the same response types,
+        encoded as the SDK would encode it, each earlier message's JSON reused
+        (``OpenAIMessageCache.encode``).
         """
         from openai import AsyncStream
         from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
-        body = {**request_params(request, self._model, self._provider_id, self._messages_cache),
+        cache = self._messages_cache
+        body = {**request_params(request, self._model, self._provider_id, cache),
                 "stream": True,
                 "stream_options": {"include_usage": True}}
         return await self._client.post(
-            "/chat/completions", body=body, cast_to=ChatCompletion, stream=True,
+            "/chat/completions", content=cache.encode(body), cast_to=ChatCompletion, stream=True,
             stream_cls=AsyncStream[ChatCompletionChunk],
             options={"security": {"bearer_auth": True}},
         )
@@ -499,10 +525,11 @@ class OpenAIChatModel(SDKChatModel):
         from openai import Timeout
         from openai.types.chat import ChatCompletion
 
-        body = request_params(request, self._model, self._provider_id, self._messages_cache)
+        cache = self._messages_cache
+        body = request_params(request, self._model, self._provider_id, cache)
         timeout = http_timeout(Timeout, self._timeouts, blocking=True)
         completion = await self._client.post(
-            "/chat/completions", body=body, cast_to=ChatCompletion,
+            "/chat/completions", content=cache.encode(body), cast_to=ChatCompletion,
             options={"timeout": timeout, "security": {"bearer_auth": True}},
         )
         return response_from_completion(completion)
