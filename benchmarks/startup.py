@@ -49,22 +49,30 @@ def ask_env(fake: FakeLLM, home: Path) -> dict[str, str]:
             "PYTHONPATH": os.pathsep.join(sys.path)}
 
 
-def ask_to_first_request() -> tuple[float, str]:
-    """Median seconds from launching ``dexter ask`` to the fake's first request, and the
-    watched modules the run imported."""
+def ask_to_first_request() -> tuple[float, float, str]:
+    """Median seconds from launching ``dexter ask`` to the fake's first request, median CPU
+    seconds of the process until it opens that request, and the watched modules the run
+    imported."""
     arrivals: list[float] = []
 
     def respond(_request: RecordedRequest) -> ConcreteStep:
         arrivals.append(time.perf_counter())
         return Reply(text="4.")
 
-    code = ("import atexit, sys\n"
+    code = ("import atexit, sys, time\n"
             f"atexit.register(lambda: print(','.join(m for m in {WATCHED!r} if m in sys.modules),"
             " file=sys.stderr))\n"
+            "import dexter.providers.openai_chat as chat\n"
+            "opened = chat.OpenAIChatModel._open_stream\n"
+            "async def stamped(self, request):\n"
+            "    print(f'CPU={time.process_time()}', file=sys.stderr)\n"
+            "    return await opened(self, request)\n"
+            "chat.OpenAIChatModel._open_stream = stamped\n"
             "from dexter.cli.app import main\n"
             "sys.argv = ['dexter', 'ask', 'What is 2+2?']\n"
             "main()\n")
     samples: list[float] = []
+    cpu: list[float] = []
     loaded = ""
     with FakeLLM() as fake, tempfile.TemporaryDirectory() as tmp:
         fake.set_default(Dynamic(respond))
@@ -75,8 +83,18 @@ def ask_to_first_request() -> tuple[float, str]:
             proc = subprocess.run([sys.executable, "-c", code], cwd=tmp, env=env,
                                   capture_output=True, text=True, check=True)
             samples.append(arrivals[before] - started)
-            loaded = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else ""
-    return statistics.median(samples), loaded
+            lines = proc.stderr.strip().splitlines()
+            cpu.append(float(next(x for x in lines if x.startswith("CPU="))[4:]))
+            loaded = lines[-1]
+    return statistics.median(samples), statistics.median(cpu), loaded
+
+
+def cpu_of(code: str) -> float:
+    """Median CPU seconds of ``python -c code`` up to its end (steadier than wall time)."""
+    probe = f"{code}\nimport time; print(time.process_time())"
+    return statistics.median(
+        float(subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                             check=True).stdout.split()[-1]) for _ in range(RUNS))
 
 
 def main() -> None:
@@ -88,7 +106,8 @@ def main() -> None:
         [sys.executable, "-c", "import sys, dexter.cli.app; "
          "print(','.join(m for m in ('openai', 'anthropic', 'httpx', 'rich.live') if m in sys.modules))"],
         capture_output=True, text=True, check=True).stdout.strip()
-    ask, loaded = ask_to_first_request()
+    ask, ask_cpu, loaded = ask_to_first_request()
+    sdk_cpu, bare_cpu = cpu_of("import openai"), cpu_of("pass")
     print(f"python -c pass     {base * 1000:6.0f} ms")
     print(f"dexter --version   {version * 1000:6.0f} ms   (x{version / base:.1f} of bare python; goal < 300 ms)")
     print(f"dexter --help      {help_ * 1000:6.0f} ms   (x{help_ / base:.1f} of bare python; goal < 300 ms)")
@@ -97,6 +116,9 @@ def main() -> None:
     print(f"  python -c 'import openai'  {sdk * 1000:6.0f} ms   (the SDK's own import, in that figure)")
     print(f"  dexter's own part          {(ask - sdk + base) * 1000:6.0f} ms   "
           "(first request minus the SDK import, interpreter start counted once)")
+    print(f"  CPU to the first request   {ask_cpu * 1000:6.0f} ms   (import openai: "
+          f"{sdk_cpu * 1000:.0f} ms, bare python: {bare_cpu * 1000:.0f} ms; dexter's part "
+          f"{(ask_cpu - sdk_cpu) * 1000:.0f} ms)")
     print(f"  watched modules the run imported: {loaded or 'none'}")
 
 
