@@ -72,7 +72,8 @@ class OpenAIMessageCache:
     previous request's leading messages that are still in place are taken over as a
     slice. An entry holds its message, so the id cannot be reused while cached; entries of
     messages no longer sent are dropped. The dicts are shared between requests: nothing
-    may modify them (the request body is only serialised).
+    may modify them (the request body is only serialised). ``encode`` serialises a body
+    the same way, each cached entry's JSON kept for the next request.
     """
 
     def __init__(self) -> None:
