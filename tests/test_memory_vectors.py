@@ -2,14 +2,19 @@
 
 Same chunks, same scores, same order (equal scores: larger id first), including many
 exact ties, near ties, vectors of another dimension and limits at and past the count;
-the pure-Python scan is used when numpy is missing; the index's vector cache follows
+the pure-Python scan is used when numpy is missing (a search in a process without numpy
+finds the same); the index's vector cache follows
 writes from another connection and a search with every chunk embedded writes nothing.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import random
 import sqlite3
+import subprocess
+import sys
 from array import array
 from pathlib import Path
 
@@ -131,3 +136,47 @@ def test_a_search_with_every_chunk_embedded_writes_nothing(tmp_path: Path) -> No
     assert watcher.execute("PRAGMA data_version").fetchone()[0] == before
     watcher.close()
     index.close()
+
+
+SEARCH_IN_A_FRESH_PROCESS = """
+import asyncio, json, sys
+if sys.argv[2] == "without":
+    sys.modules["numpy"] = None  # import numpy now raises ImportError, as when not installed
+from datetime import datetime
+from pathlib import Path
+from dexter.config import Settings
+from dexter.memory.manager import MemoryManager
+from dexter.memory.stub import HashingEmbedder
+
+home = Path(sys.argv[1])
+manager = MemoryManager(Settings(home=str(home)), env={}, embedder=HashingEmbedder(),
+                        clock=lambda: datetime(2025, 6, 1, 12, 0))
+found = []
+for query in ("NVDA margins and buybacks", "bond ladder for retirement", "dividend income"):
+    outcome = asyncio.run(manager.search(query))
+    found.append([outcome.mode, [(r.path, r.start_line, round(r.score, 12)) for r in outcome.results]])
+manager.close()
+print(json.dumps({"numpy": "numpy" in sys.modules and sys.modules["numpy"] is not None,
+                  "found": found}))
+"""
+
+
+def test_hybrid_search_without_numpy_installed_finds_the_same(tmp_path: Path) -> None:
+    memory = tmp_path / "memory"
+    memory.mkdir()
+    rng = random.Random(5)
+    words = ("NVDA", "margins", "buybacks", "bond", "ladder", "retirement", "dividend", "income",
+             "AAPL", "risk", "cash", "valuation")
+    for day in range(1, 29):
+        notes = ["- " + " ".join(rng.choice(words) for _ in range(12)) for _ in range(6)]
+        (memory / f"2025-05-{day:02d}.md").write_text("\n\n".join(notes) + "\n", encoding="utf-8")
+    runs = {}
+    for mode in ("with", "without"):
+        proc = subprocess.run([sys.executable, "-c", SEARCH_IN_A_FRESH_PROCESS, str(tmp_path), mode],
+                              capture_output=True, text=True, timeout=120,
+                              env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+        assert proc.returncode == 0, proc.stderr
+        runs[mode] = json.loads(proc.stdout)
+    assert runs["with"]["numpy"] and not runs["without"]["numpy"]
+    assert all(mode == "hybrid" and results for mode, results in runs["with"]["found"])
+    assert runs["without"]["found"] == runs["with"]["found"]
