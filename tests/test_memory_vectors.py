@@ -3,8 +3,8 @@
 Same chunks, same scores, same order (equal scores: larger id first), including many
 exact ties, near ties, vectors of another dimension and limits at and past the count;
 the pure-Python scan is used when numpy is missing (a search in a process without numpy
-finds the same); the index's vector cache follows
-writes from another connection and a search with every chunk embedded writes nothing.
+finds the same); the index's vector cache follows writes from another connection and a
+search with every chunk embedded writes nothing.
 """
 
 from __future__ import annotations
