@@ -16,7 +16,7 @@ through the real OpenAI SDK.
    iterations and their ratio. Goal (issue 18): the end at most 1.3x the start.
 
 Prints the figures; asserts nothing. Run: ``.venv/bin/python benchmarks/loop_overhead.py
-[--turns 150] [--repeat 3] [--skip-zero]``
+[--turns 150] [--repeat 5] [--skip-zero]``
 """
 
 from __future__ import annotations
@@ -221,7 +221,7 @@ def long_run(turns: int, repeat: int, edge: int = 15) -> None:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="Agent-loop overhead per iteration.")
     parser.add_argument("--turns", type=int, default=150)
-    parser.add_argument("--repeat", type=int, default=3, help="long runs to take the median of")
+    parser.add_argument("--repeat", type=int, default=5, help="long runs to take the median of")
     parser.add_argument("--skip-zero", action="store_true", help="only the long run")
     args = parser.parse_args(argv)
     if not args.skip_zero:
