@@ -1,10 +1,13 @@
-"""Time of one streamed request through the real OpenAI SDK at 100 to 5,000 messages.
+"""Time of one request through the real OpenAI SDK at 100 to 5,000 messages, streamed and
+blocking.
 
-``OpenAIChatModel`` (the real ``openai`` SDK) streams a short reply from the fake server
+``OpenAIChatModel`` (the real ``openai`` SDK) gets a short reply from the fake server
 over loopback for transcripts of growing length (tool rounds of about 300 characters of
-result each). Printed per size: the median milliseconds of one request, open to the last
-chunk, with the fake answering at once, so what is left is dexter's and the SDK's own work
-on the request path (building, serialising and sending the body, reading the stream).
+result each), streamed (``generate``) and blocking (``complete``, as compaction and the
+memory flush call it). Printed per size: the median milliseconds of one request, open to
+the last chunk, with the fake answering at once, so what is left is dexter's and the
+SDK's own work on the request path (building, serialising and sending the body, reading
+the reply). Each request is a new transcript (no conversion reused from the one before).
 Issue 18 measured 388 ms at 1,091 messages and 1.33 s at 5,090 with the SDK's
 per-request parameter transform, against 18 and 68 ms with the body sent as built.
 Prints figures only; always exits 0.
@@ -46,26 +49,31 @@ def transcript(count: int) -> list[Message]:
     return out
 
 
-async def time_size(model: OpenAIChatModel, fake: FakeLLM, count: int, repeat: int) -> float:
-    """Median seconds of one streamed request at ``count`` messages."""
-    request = ModelRequest(system="You are dexter.", messages=tuple(transcript(count)),
-                           tools=(TOOL,), max_tokens=1_000)
+async def time_size(model: OpenAIChatModel, fake: FakeLLM, count: int, repeat: int,
+                    blocking: bool) -> float:
+    """Median seconds of one request at ``count`` messages."""
     times = []
     for _ in range(repeat + 1):  # the first warms the connection and the imports
+        request = ModelRequest(system="You are dexter.", messages=tuple(transcript(count)),
+                               tools=(TOOL,), max_tokens=1_000)
         fake.enqueue(Reply(text="Margins rose."))
         start = time.perf_counter()
-        async for _item in generate(model, request, max_retries=0):
-            pass
+        if blocking:
+            await model.complete(request)
+        else:
+            async for _item in generate(model, request, max_retries=0):
+                pass
         times.append(time.perf_counter() - start)
     return statistics.median(times[1:])
 
 
-async def run(repeat: int) -> list[tuple[int, float]]:
+async def run(repeat: int) -> list[tuple[int, float, float]]:
     with FakeLLM() as fake:
         model = OpenAIChatModel(model="gpt-5.6-sol", api_key="sk-bench-0000",
                                 base_url=fake.openai_base_url)
         try:
-            return [(size, await time_size(model, fake, size, repeat)) for size in SIZES]
+            return [(size, await time_size(model, fake, size, repeat, False),
+                     await time_size(model, fake, size, repeat, True)) for size in SIZES]
         finally:
             await model.aclose()
 
@@ -74,10 +82,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Request-path time through the OpenAI SDK.")
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args(argv)
-    print("request path benchmark: one streamed request through the real OpenAI SDK, "
-          "fake server over loopback answering at once")
-    for size, seconds in asyncio.run(run(args.repeat)):
-        print(f"  {size:>5,} messages: {seconds * 1000:7.1f} ms per request (median)")
+    print("request path benchmark: one request through the real OpenAI SDK, "
+          "fake server over loopback answering at once (medians)")
+    for size, streamed, blocking in asyncio.run(run(args.repeat)):
+        print(f"  {size:>5,} messages: streamed {streamed * 1000:7.1f} ms, "
+              f"blocking {blocking * 1000:7.1f} ms per request")
     return 0
 
 

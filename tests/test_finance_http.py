@@ -118,10 +118,14 @@ async def test_invalid_json_and_unreachable_host_are_clear(server: FakeDataServe
 async def test_cancelling_a_slow_request_closes_the_connection(server: FakeDataServer) -> None:
     server.route("/slow", Response(body={"late": True}, delay=5.0))
     http = client()
-    with pytest.raises(TimeoutError):
-        await asyncio.wait_for(http.get_json(server.url + "/slow", what="slow"), 0.2)
+    task = asyncio.create_task(http.get_json(server.url + "/slow", what="slow"))
+    deadline = time.monotonic() + 30.0  # ceilings on waiting, not speed goals
+    while not server.requests and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)  # cancel once the request is in flight (not before it is sent)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
     await http.aclose()
-    deadline = time.monotonic() + 30.0  # a ceiling on waiting for the disconnect, not a speed goal
     while not server.disconnects and time.monotonic() < deadline:
         await asyncio.sleep(0.02)
     assert [r.path for r in server.disconnects] == ["/slow"]

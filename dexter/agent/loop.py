@@ -146,6 +146,7 @@ class Agent:
         self.threshold = context_threshold(setup.context_window, self.settings.context)
         self._specs_tokens = estimate_tool_specs_tokens(self._tool_specs)
         self._token_cache = MessageTokenCache()
+        self._repair = repair.TranscriptRepairer()
         self._last_stage = StageResult([])
         self._partial = ""
         self._response: ModelResponse | None = None
@@ -261,7 +262,7 @@ class Agent:
         cfg = self.settings.context
         for iteration in range(1, self.settings.max_iterations + 1):
             state.iterations = iteration
-            self._messages, _ = repair.repair_transcript(self._messages)
+            self._messages, _ = self._repair(self._messages)
             if cfg.enabled:
                 before_micro = self._messages
                 micro = microcompact_stage(self._messages, cfg, self.compactable)

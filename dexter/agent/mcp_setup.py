@@ -16,7 +16,6 @@ from dexter.config import Settings
 from dexter.context.tokens import estimate_tool_specs_tokens
 from dexter.providers.base import ToolSpec
 from dexter.tools.base import Tool
-from dexter.tools.mcp import McpSearchTool, mcp_tools
 from dexter.tools.mcp_client import McpManager
 
 
@@ -71,6 +70,8 @@ def plan_mcp(manager: McpManager | None, settings: Settings, context_window: int
     budget = int(window * settings.mcp.max_schema_share)
     if manager is None:
         return McpPlan([], 0, budget, False, 0)
+    from dexter.tools.mcp import McpSearchTool, mcp_tools  # only with servers configured
+
     every = mcp_tools(manager, search_mode=False)
     total = sum(tool_tokens(t) for t in every)
     if total <= budget or not every:

@@ -32,7 +32,7 @@ class RepairReport:
                     or self.reordered)
 
 
-def repair_transcript(messages: list[Message]) -> tuple[list[Message], RepairReport]:
+def repair_transcript(messages: list[Message], *, start: int = 0) -> tuple[list[Message], RepairReport]:
     """Pair every tool call with exactly one result.
 
     A result belongs to the assistant message before it (up to the next assistant message).
@@ -40,10 +40,12 @@ def repair_transcript(messages: list[Message]) -> tuple[list[Message], RepairRep
     placed after the call's other results; a result for a call that is not there is dropped;
     a second result for the same call is dropped; results that came after a user message
     in the span are moved before it. Returns the same list when nothing changes.
+    ``start``: ``messages[:start]`` is known to need no repair and ends where a span
+    begins (``TranscriptRepairer``); only the rest is checked.
     """
-    out: list[Message] = []
+    out: list[Message] = messages[:start]
     interrupted = orphans = duplicates = reordered = 0
-    index = 0
+    index = start
     count = len(messages)
     while index < count:
         message = messages[index]
@@ -111,3 +113,33 @@ def _results_after_others(span: list[Message]) -> bool:
         else:
             saw_other = True
     return False
+
+
+class TranscriptRepairer:
+    """``repair_transcript`` for a transcript that grows at its end, checked once per turn.
+
+    The spans before the last assistant message of the previous (repaired) view are
+    complete: new messages can only join the last span. When the new view starts with the
+    same message objects up to there, only the rest is checked, so a turn costs an identity
+    comparison per earlier message instead of a full repair pass. Any other change (a
+    replaced or removed earlier message) checks the whole view. Results equal
+    ``repair_transcript(messages)``.
+    """
+
+    def __init__(self) -> None:
+        # the previous view up to and including its last assistant message
+        self._closed: list[Message] = []
+
+    def __call__(self, messages: list[Message]) -> tuple[list[Message], RepairReport]:
+        """Repair ``messages``; see the class docstring."""
+        closed = self._closed
+        start = len(closed) - 1  # the last assistant message: its span is checked again
+        if start < 0 or len(closed) > len(messages) or any(
+                a is not b for a, b in zip(closed, messages, strict=False)):
+            start = 0
+        out, report = repair_transcript(messages, start=start)
+        last = len(out) - 1
+        while last >= 0 and not isinstance(out[last], AssistantMessage):
+            last -= 1
+        self._closed = out[:last + 1]
+        return out, report

@@ -18,8 +18,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from bs4 import BeautifulSoup, Tag
-
 ITEMS_10K: dict[str, str] = {
     "Item-1": "Business",
     "Item-1A": "Risk Factors",
@@ -104,6 +102,8 @@ def base_form(filing_type: str) -> str:
 
 def html_to_text(html: str) -> str:
     """Readable plain text of an (inline-XBRL) HTML filing document."""
+    from bs4 import BeautifulSoup, Tag  # on first use: start-up does not pay for the parser
+
     soup = BeautifulSoup(html, "html.parser")
     for tag in soup(["script", "style", "head", "ix:header"]):
         tag.decompose()

@@ -16,10 +16,8 @@ import random
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
-
-import httpx
 
 from dexter.data.base import (
     AuthError,
@@ -32,6 +30,9 @@ from dexter.data.base import (
 )
 from dexter.data.ratelimit import AsyncRateLimiter
 from dexter.secrets import scrub, secret_values
+
+if TYPE_CHECKING:
+    import httpx  # imported on the first request: start-up does not pay for it
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 # Values: str/int/float/bool, a list or tuple (repeated key), or None (dropped).
@@ -137,6 +138,8 @@ class HttpClient:
 
     def _http(self) -> httpx.AsyncClient:
         if self._client is None:
+            import httpx
+
             self._client = httpx.AsyncClient(
                 headers=self._headers,
                 timeout=self._timeout,
@@ -173,6 +176,8 @@ class HttpClient:
         self, method: str, url: str, params: Params | None, body: Any, *, what: str,
         ticker: str | None, as_json: bool,
     ) -> HttpResponse:
+        import httpx
+
         query = clean_params(params)
         attempt = 0
         while True:

@@ -69,8 +69,10 @@ class SourceLedger:
     def __init__(self) -> None:
         self._sources: dict[str, Source] = {}
         self._pairs: list[tuple[float, str]] = []
-        """Every number of every source with its id, sorted: kept merged as sources arrive
-        (two sorted runs: the merge is linear), so a check never sorts."""
+        """Every number of every source with its id, sorted. New sources' pairs wait in
+        ``_pending`` and are merged at the next lookup (two sorted runs: the merge is
+        linear), so adding a result during a run does not re-sort every earlier number."""
+        self._pending: list[tuple[float, str]] = []
 
     @classmethod
     def restore(cls, sources: Iterable[Source]) -> SourceLedger:
@@ -119,12 +121,15 @@ class SourceLedger:
             tables=tuple(t.with_source_id(source_id) for t in tables),
         )
         self._sources[source_id] = source
-        self._pairs = sorted(self._pairs + [(n, source_id) for n in source.numbers])
+        self._pending.extend((n, source_id) for n in source.numbers)
         return source
 
     def find(self, low: float, high: float, kinds: Iterable[SourceKind] = ("data", "user")
              ) -> str | None:
         """The id of a source of one of ``kinds`` holding a number in ``[low, high]``."""
+        if self._pending:
+            self._pairs = sorted(self._pairs + sorted(self._pending))
+            self._pending = []
         pairs = self._pairs
         wanted = set(kinds)
         i = bisect.bisect_left(pairs, (low, ""))

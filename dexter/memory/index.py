@@ -26,8 +26,9 @@ import threading
 from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from operator import mul
 from pathlib import Path
+
+from dexter.memory.vectors import VectorScan, vector_scan
 
 SCHEMA_VERSION = "1"
 MAX_QUERY_TOKENS = 32
@@ -109,20 +110,20 @@ def pack_vector(vector: Sequence[float]) -> bytes:
     return array("f", vector).tobytes()
 
 
-def unpack_vector(blob: bytes) -> array[float]:
-    """The float32 vector stored in ``blob``."""
-    vec = array("f")
-    vec.frombytes(blob)
-    return vec
-
-
 class MemoryIndex:
     """One open ``index.sqlite``. Thread-safe; every method may raise ``sqlite3.Error``."""
 
-    def __init__(self, db_path: Path, *, use_fts: bool = True, busy_timeout: float = 5.0) -> None:
+    def __init__(self, db_path: Path, *, use_fts: bool = True, busy_timeout: float = 5.0,
+                 use_numpy: bool = True) -> None:
         self.db_path = db_path
         self._lock = threading.RLock()
-        self._vectors: tuple[str, list[tuple[int, array[float]]]] | None = None
+        self._use_numpy = use_numpy
+        # Read caches, dropped on this connection's writes (``_changed``) and when another
+        # connection commits (``PRAGMA data_version`` moves): the loaded vectors, and the
+        # model every chunk is known to have a vector of.
+        self._vectors: tuple[str, VectorScan] | None = None
+        self._complete: str | None = None
+        self._data_version: int | None = None
         self._conn = sqlite3.connect(db_path, timeout=busy_timeout, check_same_thread=False,
                                      isolation_level=None)
         try:
@@ -134,6 +135,17 @@ class MemoryIndex:
         except BaseException:
             self._conn.close()
             raise
+
+    def _changed(self) -> None:
+        self._vectors = None
+        self._complete = None
+
+    def _check_fresh(self) -> None:
+        """Drop the read caches when another connection changed the database."""
+        version = self._conn.execute("PRAGMA data_version").fetchone()[0]
+        if version != self._data_version:
+            self._data_version = version
+            self._changed()
 
     def _create_fts(self) -> bool:
         try:
@@ -165,7 +177,7 @@ class MemoryIndex:
                 self._conn.execute("DELETE FROM chunks_fts")
             self._conn.execute("DELETE FROM chunks")
             self._conn.execute("DELETE FROM files")
-            self._vectors = None
+            self._changed()
 
     # ---- files -------------------------------------------------------------------------
 
@@ -198,14 +210,14 @@ class MemoryIndex:
             self._conn.execute(
                 "INSERT OR REPLACE INTO files(path, source, mtime, size, hash) VALUES (?,?,?,?,?)",
                 (path, source, state.mtime, state.size, state.hash))
-            self._vectors = None
+            self._changed()
 
     def remove_file(self, path: str) -> None:
         """Forget a file and its chunks."""
         with self._lock, self._transaction():
             self._delete_chunks(path)
             self._conn.execute("DELETE FROM files WHERE path=?", (path,))
-            self._vectors = None
+            self._changed()
 
     def _delete_chunks(self, path: str) -> None:
         if self.fts_enabled:
@@ -232,22 +244,29 @@ class MemoryIndex:
             if row is None:
                 return False
             self._conn.execute("UPDATE chunks SET embedding=NULL, embedding_model=NULL")
-            self._vectors = None
+            self._changed()
             return True
 
     def chunks_without_vectors(self, model: str) -> dict[str, str]:
         """``hash -> content`` for chunks with no vector of ``model`` (cache hits filled first)."""
-        with self._lock, self._transaction():
-            self._conn.execute(
-                "UPDATE chunks SET embedding=(SELECT c.embedding FROM embedding_cache c WHERE "
-                "c.hash=chunks.hash AND c.model=?), embedding_model=? WHERE "
-                "(embedding IS NULL OR embedding_model IS NOT ?) AND EXISTS (SELECT 1 FROM "
-                "embedding_cache c WHERE c.hash=chunks.hash AND c.model=?)",
-                (model, model, model, model))
-            rows = self._conn.execute(
-                "SELECT hash, content FROM chunks WHERE embedding IS NULL OR embedding_model IS NOT ?",
-                (model,)).fetchall()
-            self._vectors = None
+        with self._lock:
+            self._check_fresh()
+            if self._complete == model:
+                return {}  # nothing changed since every chunk had one: no scan, no write
+            with self._transaction():
+                filled = self._conn.execute(
+                    "UPDATE chunks SET embedding=(SELECT c.embedding FROM embedding_cache c WHERE "
+                    "c.hash=chunks.hash AND c.model=?), embedding_model=? WHERE "
+                    "(embedding IS NULL OR embedding_model IS NOT ?) AND EXISTS (SELECT 1 FROM "
+                    "embedding_cache c WHERE c.hash=chunks.hash AND c.model=?)",
+                    (model, model, model, model)).rowcount
+                rows = self._conn.execute(
+                    "SELECT hash, content FROM chunks WHERE embedding IS NULL OR "
+                    "embedding_model IS NOT ?", (model,)).fetchall()
+            if filled:
+                self._changed()
+            if not rows:
+                self._complete = model
         return {r[0]: r[1] for r in rows}
 
     def store_vectors(self, model: str, vectors: dict[str, Sequence[float]]) -> None:
@@ -259,21 +278,19 @@ class MemoryIndex:
                                    " VALUES (?,?,?)", (content_hash, model, blob))
                 self._conn.execute("UPDATE chunks SET embedding=?, embedding_model=? WHERE hash=?",
                                    (blob, model, content_hash))
-            self._vectors = None
+            self._changed()
 
     def vector_search(self, query: Sequence[float], model: str, limit: int) -> dict[int, float]:
         """The ``limit`` chunks closest to the unit vector ``query``: ``id -> cosine``."""
         with self._lock:
+            self._check_fresh()
             if self._vectors is None or self._vectors[0] != model:
                 rows = self._conn.execute(
                     "SELECT id, embedding FROM chunks WHERE embedding IS NOT NULL AND "
                     "embedding_model=?", (model,)).fetchall()
-                self._vectors = (model, [(r[0], unpack_vector(r[1])) for r in rows])
-            vectors = self._vectors[1]
-        q = array("f", query)
-        scored = [(sum(map(mul, q, vec)), cid) for cid, vec in vectors if len(vec) == len(q)]
-        scored.sort(reverse=True)
-        return {cid: score for score, cid in scored[:limit]}
+                self._vectors = (model, vector_scan(rows, use_numpy=self._use_numpy))
+            scan = self._vectors[1]
+        return scan.top(query, limit)
 
     # ---- keyword -----------------------------------------------------------------------
 

@@ -123,15 +123,17 @@ def mmr_order(scores: Sequence[float], texts: Sequence[str], k: int,
     best = max(scores, default=0.0)
     relevance = [s / best if best > 0 else 0.0 for s in scores]
     sets = [words(t) for t in texts]
+    overlap = [0.0] * len(scores)  # each item's largest similarity to any picked item so far
     picked: list[int] = []
     left = list(range(len(scores)))
     while left and len(picked) < k:
         def value(i: int) -> tuple[float, float]:
-            overlap = max((jaccard(sets[i], sets[j]) for j in picked), default=0.0)
-            return lam * relevance[i] - (1 - lam) * overlap, scores[i]
+            return lam * relevance[i] - (1 - lam) * overlap[i], scores[i]
         choice = max(left, key=value)
         picked.append(choice)
         left.remove(choice)
+        for i in left:
+            overlap[i] = max(overlap[i], jaccard(sets[i], sets[choice]))
     return picked
 
 

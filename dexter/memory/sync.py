@@ -21,9 +21,14 @@ from dexter.memory.store import list_memory_files
 class _Source:
     path: str
     source: str
-    file: Path
+    folder: Path
+    name: str  # the file is folder / name, joined only when it must be read
     mtime: float
     size: int
+
+    @property
+    def file(self) -> Path:
+        return self.folder / self.name
 
 
 @dataclass
@@ -71,11 +76,12 @@ def sync_index(index: MemoryIndex, memory_dir: Path, sessions: Path | None,
 
 
 def _sources(memory_dir: Path, sessions: Path | None) -> list[_Source]:
-    found = [_Source(f.name, "memory", memory_dir / f.name, f.mtime, f.size)
+    found = [_Source(f.name, "memory", memory_dir, f.name, f.mtime, f.size)
              for f in list_memory_files(memory_dir)]
     if sessions is not None and sessions.is_file() and not sessions.is_symlink():
         st = sessions.stat()
-        found.append(_Source(SESSIONS_PATH, "sessions", sessions, st.st_mtime, st.st_size))
+        found.append(_Source(SESSIONS_PATH, "sessions", sessions.parent, sessions.name,
+                             st.st_mtime, st.st_size))
     return found
 
 

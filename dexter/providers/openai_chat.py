@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from dexter.messages import (
@@ -62,29 +63,112 @@ _STOP_REASONS = {
 # --------------------------------------------------------------------------------------------
 
 
+class OpenAIMessageCache:
+    """Converted messages by object identity, for a model that sends a growing transcript.
+
+    Messages are immutable, so a message converts to the same dict every time; each
+    request converts only the messages the previous one did not hold (an assistant turn's
+    tool-call arguments are JSON-encoded once, not on every later request), and the
+    previous request's leading messages that are still in place are taken over as a
+    slice. An entry holds its message, so the id cannot be reused while cached; entries of
+    messages no longer sent are dropped. The dicts are shared between requests: nothing
+    may modify them (the request body is only serialised). ``encode`` serialises a body
+    the same way, each cached entry's JSON kept for the next request.
+    """
+
+    def __init__(self) -> None:
+        self._known: dict[int, tuple[Message, dict[str, Any]]] = {}
+        self._field: str | None = None
+        self._view: list[Message] = []
+        self._out: list[dict[str, Any]] = []  # _out[i] is _view[i] converted
+        self._json: dict[int, tuple[dict[str, Any], bytes]] = {}  # by id of an _out entry
+
+    def encode(self, body: dict[str, Any]) -> bytes:
+        """``body`` as the UTF-8 JSON the SDK would send (``openapi_dumps``' settings), each
+        cached entry of ``body["messages"]`` encoded once across requests."""
+        known: dict[int, tuple[dict[str, Any], bytes]] = self._json
+        fresh: dict[int, tuple[dict[str, Any], bytes]] = {}
+        parts = []
+        for entry in body["messages"]:
+            cached = known.get(id(entry))
+            if cached is None or cached[0] is not entry:
+                cached = (entry, _dumps(entry))
+            fresh[id(entry)] = cached
+            parts.append(cached[1])
+        self._json = fresh
+        fields = [_dumps(key) + b":" + (b"[" + b",".join(parts) + b"]" if key == "messages"
+                                         else _dumps(value)) for key, value in body.items()]
+        return b"{" + b",".join(fields) + b"}"
+
+    def convert(self, messages: Sequence[Message], reasoning_field: str | None) -> list[dict[str, Any]]:
+        """``messages`` (no system messages) as Chat Completions entries."""
+        if reasoning_field != self._field:
+            self._known, self._view, self._out = {}, [], []
+            self._field = reasoning_field
+        old = self._view
+        same = 0
+        for a, b in zip(old, messages, strict=False):
+            if a is not b:
+                break
+            same += 1
+        known = self._known
+        added: list[tuple[Message, dict[str, Any]]] = []
+        for message in messages[same:]:
+            entry = known.get(id(message))
+            if entry is None or entry[0] is not message:
+                converted = _to_openai(message, reasoning_field)
+                if converted is None:
+                    raise ValueError(f"not a request message: {type(message).__name__}")
+                entry = (message, converted)
+            added.append(entry)
+        for gone in old[same:]:  # messages that left the view (or moved) lose their entry
+            known.pop(id(gone), None)
+        out = self._out[:same]
+        for entry in added:
+            known[id(entry[0])] = entry
+            out.append(entry[1])
+        self._view, self._out = list(messages), out
+        return list(out)
+
+
+def _dumps(value: Any) -> bytes:
+    """JSON as the OpenAI SDK sends it (``openai._utils._json.openapi_dumps``' settings)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+
+
 def to_openai_messages(
-    system: str, messages: Sequence[Message], *, reasoning_field: str | None = None
+    system: str, messages: Sequence[Message], *, reasoning_field: str | None = None,
+    cache: OpenAIMessageCache | None = None,
 ) -> list[dict[str, Any]]:
     """Neutral messages to Chat Completions ``messages``.
 
     ``reasoning_field`` (e.g. ``"reasoning_content"``) echoes thinking text on assistant
-    turns with tool calls, which DeepSeek and Moonshot need inside a tool loop.
+    turns with tool calls, which DeepSeek and Moonshot need inside a tool loop. ``cache``
+    reuses the conversions of messages an earlier request held (the same output).
     """
     out: list[dict[str, Any]] = []
     prompt = system_text(system, messages)
     if prompt:
         out.append({"role": "system", "content": prompt})
-    for message in messages:
-        if isinstance(message, SystemMessage):
-            continue
-        if isinstance(message, UserMessage):
-            out.append({"role": "user", "content": message.content})
-        elif isinstance(message, AssistantMessage):
-            out.append(_assistant_to_openai(message, reasoning_field))
-        elif isinstance(message, ToolResultMessage):
-            content = error_result_text(message.content) if message.is_error else message.content
-            out.append({"role": "tool", "tool_call_id": message.tool_call_id, "content": content})
+    rest = [m for m in messages if not isinstance(m, SystemMessage)]
+    if cache is not None:
+        return out + cache.convert(rest, reasoning_field)
+    for message in rest:
+        converted = _to_openai(message, reasoning_field)
+        if converted is not None:
+            out.append(converted)
     return out
+
+
+def _to_openai(message: Message, reasoning_field: str | None) -> dict[str, Any] | None:
+    if isinstance(message, UserMessage):
+        return {"role": "user", "content": message.content}
+    if isinstance(message, AssistantMessage):
+        return _assistant_to_openai(message, reasoning_field)
+    if isinstance(message, ToolResultMessage):
+        content = error_result_text(message.content) if message.is_error else message.content
+        return {"role": "tool", "tool_call_id": message.tool_call_id, "content": content}
+    return None
 
 
 def _assistant_to_openai(message: AssistantMessage, reasoning_field: str | None) -> dict[str, Any]:
@@ -117,12 +201,14 @@ def to_openai_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
     ]
 
 
-def request_params(request: ModelRequest, model: str, provider_id: str) -> dict[str, Any]:
+def request_params(request: ModelRequest, model: str, provider_id: str,
+                   cache: OpenAIMessageCache | None = None) -> dict[str, Any]:
     """The keyword arguments for ``chat.completions.create`` (without ``stream``)."""
     reasoning_field = "reasoning_content" if provider_id in REASONING_ECHO_PROVIDERS else None
     params: dict[str, Any] = {
         "model": model,
-        "messages": to_openai_messages(request.system, request.messages, reasoning_field=reasoning_field),
+        "messages": to_openai_messages(request.system, request.messages,
+                                       reasoning_field=reasoning_field, cache=cache),
     }
     # OpenAI's reasoning models refuse ``max_tokens``; compatible servers may not know the new name.
     limit_key = "max_completion_tokens" if provider_id == "openai" else "max_tokens"
@@ -404,6 +490,10 @@ class OpenAIChatModel(SDKChatModel):
     def _accumulator(self) -> OpenAIStreamAccumulator:
         return OpenAIStreamAccumulator()
 
+    @cached_property
+    def _messages_cache(self) -> OpenAIMessageCache:
+        return OpenAIMessageCache()
+
     async def _open_stream(self, request: ModelRequest) -> Any:
         """Stream the request, its body sent as built.
 
@@ -411,23 +501,36 @@ class OpenAIChatModel(SDKChatModel):
         on every call (``_async_transform_recursive``, type-driven and pure Python): 71% of
         the time per iteration at 1,000 messages. The body ``request_params`` builds is
         already plain JSON, so it goes through the same client's ``post`` (its HTTP
-        connection pool, auth, timeouts and error classes) with the same response types.
+        connection pool, auth, timeouts and error classes) with the same response types,
+        encoded as the SDK would encode it, each earlier message's JSON reused
+        (``OpenAIMessageCache.encode``).
         """
         from openai import AsyncStream
         from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
-        body = {**request_params(request, self._model, self._provider_id), "stream": True,
+        cache = self._messages_cache
+        body = {**request_params(request, self._model, self._provider_id, cache),
+                "stream": True,
                 "stream_options": {"include_usage": True}}
         return await self._client.post(
-            "/chat/completions", body=body, cast_to=ChatCompletion, stream=True,
+            "/chat/completions", content=cache.encode(body), cast_to=ChatCompletion, stream=True,
             stream_cls=AsyncStream[ChatCompletionChunk],
             options={"security": {"bearer_auth": True}},
         )
 
     async def _blocking(self, request: ModelRequest) -> ModelResponse:
+        """One blocking request, its body sent as built (as ``_open_stream`` does): the
+        same client's ``post`` with the options ``chat.completions.create`` would pass
+        (bearer auth, the blocking timeout), so retries, auth and error classes stay the
+        SDK's."""
         from openai import Timeout
+        from openai.types.chat import ChatCompletion
 
-        params = request_params(request, self._model, self._provider_id)
+        cache = self._messages_cache
+        body = request_params(request, self._model, self._provider_id, cache)
         timeout = http_timeout(Timeout, self._timeouts, blocking=True)
-        return response_from_completion(
-            await self._client.chat.completions.create(**params, timeout=timeout))
+        completion = await self._client.post(
+            "/chat/completions", content=cache.encode(body), cast_to=ChatCompletion,
+            options={"timeout": timeout, "security": {"bearer_auth": True}},
+        )
+        return response_from_completion(completion)

@@ -23,10 +23,12 @@ import ipaddress
 import re
 import socket
 from dataclasses import dataclass
-
-import httpx
+from typing import TYPE_CHECKING
 
 from dexter.tools.base import ToolFailure
+
+if TYPE_CHECKING:
+    import httpx  # imported when a URL is first checked, not at start-up
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -114,6 +116,8 @@ def _refuse(url: str, why: str) -> BlockedURLError:
 
 def parse_url(url: str) -> httpx.URL:
     """Parse and validate the shape of a URL (scheme, host, no credentials, length)."""
+    import httpx
+
     if len(url) > MAX_URL_LENGTH:
         raise ToolFailure(f"The URL is longer than {MAX_URL_LENGTH:,} characters.")
     try:
@@ -137,6 +141,8 @@ async def resolve(host: str, port: int) -> list[str]:
 
 async def check_url(url: str | httpx.URL, *, allow_private: bool) -> CheckedURL:
     """Validate a URL and, unless ``allow_private``, every address it would reach."""
+    import httpx
+
     parsed = url if isinstance(url, httpx.URL) else parse_url(url)
     if parsed.scheme not in {"http", "https"} or not parsed.host or parsed.userinfo:
         parsed = parse_url(str(parsed))

@@ -23,9 +23,8 @@ import time
 from collections import OrderedDict
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-import httpx
 from pydantic import BaseModel, Field
 
 from dexter.filelock import write_atomic
@@ -35,6 +34,9 @@ from dexter.providers.errors import ProviderError
 from dexter.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
 from dexter.tools.files import is_binary
 from dexter.tools.net import check_url, parse_url, pinned_request
+
+if TYPE_CHECKING:
+    import httpx  # imported on the first fetch, not at start-up
 
 MAX_BYTES = 10 * 1024 * 1024
 MAX_REDIRECTS = 10
@@ -255,6 +257,8 @@ async def _read_body(response: httpx.Response, content_type: str) -> tuple[bytes
 
 async def download(url: str, *, allow_private: bool, progress: Any = None) -> _Download:
     """GET ``url`` following up to ``MAX_REDIRECTS`` redirects, each checked by the guard."""
+    import httpx
+
     timeout = httpx.Timeout(READ_TIMEOUT_SECONDS, connect=CONNECT_TIMEOUT_SECONDS)
     current = parse_url(url)
     async with httpx.AsyncClient(timeout=timeout, follow_redirects=False) as client:
@@ -285,6 +289,8 @@ async def download(url: str, *, allow_private: bool, progress: Any = None) -> _D
 
 async def fetch_page(url: str, home: Path, *, allow_private: bool, progress: Any = None) -> tuple[Page, bool]:
     """The converted page for ``url`` and whether it came from the cache."""
+    import httpx
+
     key = str(parse_url(url))
     cached = cache_get(home, key, allow_private)
     if cached is not None:

@@ -15,13 +15,15 @@ import asyncio
 import os
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-import httpx
 from pydantic import BaseModel, Field
 
 from dexter.secrets import scrub, secret_values
 from dexter.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
+
+if TYPE_CHECKING:
+    import httpx  # imported on the first search, not at start-up
 
 MAX_RESULTS = 5
 SNIPPET_CHARS = 500
@@ -52,7 +54,7 @@ class SearchAnswer:
     summary: str = ""
 
 
-Caller = Callable[[httpx.AsyncClient, str, str, str], Awaitable[SearchAnswer]]
+Caller = Callable[["httpx.AsyncClient", str, str, str], Awaitable[SearchAnswer]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +84,8 @@ def _trim(text: str) -> str:
 
 async def _post(client: httpx.AsyncClient, url: str, name: str, headers: dict[str, str],
                 body: dict[str, Any]) -> Any:
+    import httpx
+
     try:
         response = await client.post(url, headers=headers, json=body)
     except httpx.TimeoutException:
@@ -211,6 +215,8 @@ def _scrub(message: str, env: Mapping[str, str]) -> str:
 async def search(query: str, preferred: str = "", env: Mapping[str, str] | None = None) -> tuple[SearchAnswer, list[str]]:
     """The first answer with results, and the failures on the way (safe messages)."""
     env = os.environ if env is None else env
+    import httpx
+
     failures: list[str] = []
     timeout = httpx.Timeout(PROVIDER_TIMEOUT_SECONDS)
     async with httpx.AsyncClient(timeout=timeout) as client:
