@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Iterator
 
 import pytest
 
 from dexter.testing.fakedata import FakeDataServer
 from dexter.testing.fakellm import FakeLLM
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """A test run started in the background by a non-interactive shell inherits SIGINT
+    ignored, and so would every dexter it starts: the Ctrl-C tests would then wait for an
+    interrupt that never comes. Take SIGINT back, so each child starts with the default."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture
