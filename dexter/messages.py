@@ -10,6 +10,7 @@ same list can be compared before and after a stage (``is`` tells "nothing change
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -113,6 +114,17 @@ class Usage:
             "cache_write_tokens": self.cache_write_tokens,
             "total_tokens": self.total_tokens,
         }
+
+
+def unchanged_prefix(old: Sequence[object], new: Sequence[object]) -> int:
+    """How many leading entries of ``new`` are the very objects (``is``) at the same place
+    in ``old``: what a per-message cache may reuse from the previous request."""
+    same = 0
+    for a, b in zip(old, new, strict=False):
+        if a is not b:
+            break
+        same += 1
+    return same
 
 
 def message_text(message: Message) -> str:

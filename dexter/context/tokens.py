@@ -32,7 +32,7 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from dexter.messages import AssistantMessage, Message, message_text
+from dexter.messages import AssistantMessage, Message, message_text, unchanged_prefix
 
 if TYPE_CHECKING:
     from dexter.providers.base import ToolSpec
@@ -120,11 +120,7 @@ class MessageTokenCache:
             self._system = (system, estimate_text_tokens(system) + overhead)
         view = messages if isinstance(messages, list) else list(messages)
         old = self._view
-        same = 0
-        for a, b in zip(old, view, strict=False):
-            if a is not b:
-                break
-            same += 1
+        same = unchanged_prefix(old, view)
         known = self._known
         added = []
         for message in view[same:]:

@@ -23,6 +23,7 @@ from dexter.messages import (
     ToolResultMessage,
     Usage,
     UserMessage,
+    unchanged_prefix,
 )
 from dexter.providers.adapter import SDKChatModel, http_timeout
 from dexter.providers.base import (
@@ -106,11 +107,7 @@ class OpenAIMessageCache:
             self._known, self._view, self._out = {}, [], []
             self._field = reasoning_field
         old = self._view
-        same = 0
-        for a, b in zip(old, messages, strict=False):
-            if a is not b:
-                break
-            same += 1
+        same = unchanged_prefix(old, messages)
         known = self._known
         added: list[tuple[Message, dict[str, Any]]] = []
         for message in messages[same:]:
