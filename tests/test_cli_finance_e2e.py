@@ -7,7 +7,6 @@ tool's routing step), the data APIs are the fake data server with recorded-shape
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,21 +18,6 @@ from tests.cli_helpers import cli_env, run_cli
 pytestmark = pytest.mark.e2e
 
 APPLE_FY2024_REVENUE = "391,035,000,000"
-
-
-@pytest.fixture
-def llm() -> Iterator[FakeLLM]:
-    with FakeLLM() as server:
-        yield server
-
-
-@pytest.fixture
-def data() -> Iterator[FakeDataServer]:
-    server = FakeDataServer().start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def data_env(data: FakeDataServer) -> dict[str, str]:

@@ -21,12 +21,6 @@ pytestmark = pytest.mark.e2e
 SERVER = Path(__file__).parent / "fixtures" / "mcp_server.py"
 
 
-@pytest.fixture
-def llm() -> Iterator[FakeLLM]:
-    with FakeLLM() as server:
-        yield server
-
-
 def stdio_table(name: str, *args: str) -> str:
     argv = ", ".join(f'"{a}"' for a in [str(SERVER), *args])
     return f'[mcp.servers.{name}]\ncommand = "{sys.executable}"\nargs = [{argv}]\n'

@@ -4,7 +4,6 @@ contained, and no key reaches any file or stream dexter writes."""
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,12 +17,6 @@ pytestmark = pytest.mark.e2e
 RUNNER = detect_runner(Settings())
 OPAQUE_KEY = "Qm7xT2vL9pR4wK8sN3dF6hJ1"  # under a name no pattern knows
 USER_PASTED = "ghp_UserPastedToken0123456789abcdef"
-
-
-@pytest.fixture
-def llm() -> Iterator[FakeLLM]:
-    with FakeLLM() as server:
-        yield server
 
 
 def _b64(text: str) -> str:
