@@ -92,13 +92,19 @@ def verification_line(verification: Mapping[str, Any] | None) -> str:
     return " ".join(parts)
 
 
-def answer_markdown_text(done: Done) -> str:
-    """The answer as every renderer shows it: marked figures, then the Sources section."""
+def marked_answer(done: Done) -> str:
+    """The final answer with :data:`MARK` after each figure its verification found in no
+    source."""
     verification = done.verification if isinstance(done.verification, Mapping) else {}
     unsupported = verification.get("unsupported")
     marks = [u for u in unsupported if isinstance(u, Mapping)] \
         if isinstance(unsupported, list) else []
-    body = mark_unsupported(done.answer.strip(), marks)
+    return mark_unsupported(done.answer.strip(), marks)
+
+
+def answer_markdown_text(done: Done) -> str:
+    """The answer as every renderer shows it: marked figures, then the Sources section."""
+    body = marked_answer(done)
     sources = sources_section(done.citations)
     return f"{body}\n\n{sources}" if sources else body
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from dexter.events import Done
 from dexter.evidence.ledger import SourceLedger
-from dexter.evidence.report import limit_line, mark_unsupported, verification_line
+from dexter.evidence.report import limit_line, marked_answer, verification_line
 from dexter.evidence.tables import DataTable
 
 
@@ -54,10 +54,6 @@ def build_report(done: Done, question: str, when: str,
                  ledger: SourceLedger | None = None) -> Report:
     """The report of one run. Tables come from the sources the run added (its
     ``done.tool_calls``) and the sources its answer cites, each table once."""
-    verification = done.verification if isinstance(done.verification, Mapping) else {}
-    unsupported = verification.get("unsupported")
-    marks = [u for u in unsupported if isinstance(u, Mapping)] \
-        if isinstance(unsupported, list) else []
     cited = [c for c in done.citations if isinstance(c, Mapping)]
     cited_ids = [str(c.get("id", "")) for c in cited]
     run_ids = _run_source_ids(done.tool_calls)
@@ -88,7 +84,7 @@ def build_report(done: Done, question: str, when: str,
                                         cited=False))
     limit = limit_line(done)
     return Report(question=question.strip(), when=when, model=done.model,
-                  answer=mark_unsupported(done.answer.strip(), marks), sources=tuple(sources),
+                  answer=marked_answer(done), sources=tuple(sources),
                   verification=verification_line(done.verification),
                   notes=(limit,) if limit else (), tables=tuple(tables))
 
