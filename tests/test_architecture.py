@@ -15,7 +15,8 @@ from dexter import events
 ROOT = Path(__file__).resolve().parents[1] / "dexter"
 LAYERS: list[set[str]] = [
     {"filelock"},
-    {"config", "events", "messages", "secrets", "text", "failures", "settings_file"},
+    {"config", "events", "messages", "secrets", "text", "failures", "settings_file",
+     "metrics"},
     {"sandbox", "scratchpad", "data", "memory", "providers", "evidence", "skills"},
     {"permissions", "context", "tools", "reports"},
     {"agent", "render", "frontend", "rerun"},

@@ -1,0 +1,230 @@
+"""The metric lexicon: what each statement field is called by a reader, and by an analyst.
+
+Finance sources name their figures with field names (``cost_of_revenue``,
+``net_cash_flow_from_operations``); a reader must never see those. This module is the one
+table that says, for every field dexter fetches, its human label (``Cost of revenue``), the
+statement it belongs to and its place in that statement's standard order, what kind of
+value it holds (an amount, a per-share value, a share count, a ratio, a price), and the
+phrases an analyst writes for it in prose (``net sales``, ``cost of sales``, ``opex``).
+
+Reports and charts label rows with :func:`label`, sort them with :func:`order`; the figure
+check reads which metrics a sentence names with :func:`metrics_named`. Pure data and pure
+functions; no I/O, no imports from the rest of dexter.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Literal
+
+Statement = Literal["income", "balance", "cash_flow", "ratio", "market", "other"]
+Kind = Literal["amount", "per_share", "shares", "ratio", "price", "count"]
+
+STATEMENTS: tuple[Statement, ...] = ("income", "balance", "cash_flow", "ratio", "market",
+                                     "other")
+"""Statement kinds in the order a report shows them."""
+
+
+@dataclass(frozen=True, slots=True)
+class Metric:
+    """One field: its reader's label, statement, kind and the phrases that name it."""
+
+    field: str
+    label: str
+    statement: Statement
+    kind: Kind
+    aliases: tuple[str, ...] = ()
+    """Lower-case phrases that name this metric in prose, besides the label itself."""
+
+    @property
+    def phrases(self) -> tuple[str, ...]:
+        """Every phrase naming the metric, lower case, the label first."""
+        return (self.label.lower(), *self.aliases)
+
+
+def _m(field: str, label: str, statement: Statement, kind: Kind = "amount",
+       *aliases: str) -> Metric:
+    return Metric(field, label, statement, kind, aliases)
+
+
+# In each statement's standard order (as a 10-K lays it out); a report's rows follow it.
+METRICS: tuple[Metric, ...] = (
+    # income statement
+    _m("revenue", "Revenue", "income", "amount", "revenues", "total revenue",
+       "total revenues", "net sales", "total net sales", "sales", "net revenue",
+       "net revenues", "top line", "turnover"),
+    _m("cost_of_revenue", "Cost of revenue", "income", "amount", "cost of revenues",
+       "cost of sales", "total cost of sales", "cost of goods sold", "cogs",
+       "cost of goods and services sold"),
+    _m("gross_profit", "Gross profit", "income", "amount", "gross margin dollars"),
+    _m("research_and_development", "Research and development", "income", "amount",
+       "r&d", "research and development expense", "research & development"),
+    _m("selling_general_and_administrative_expenses",
+       "Selling, general and administrative", "income", "amount", "sg&a",
+       "selling, general and administrative expenses", "selling general and administrative"),
+    _m("operating_expense", "Total operating expenses", "income", "amount",
+       "operating expenses", "opex", "total operating expense"),
+    _m("operating_income", "Operating income", "income", "amount", "operating profit",
+       "operating loss", "income from operations", "loss from operations", "ebit"),
+    _m("interest_expense", "Interest expense", "income", "amount"),
+    _m("ebitda", "EBITDA", "income", "amount"),
+    _m("income_tax_expense", "Income tax expense", "income", "amount",
+       "provision for income taxes", "income taxes", "tax expense"),
+    _m("net_income", "Net income", "income", "amount", "net loss", "net earnings",
+       "earnings", "net profit", "profit", "bottom line"),
+    _m("earnings_per_share", "EPS, basic", "income", "per_share", "basic eps",
+       "basic earnings per share", "earnings per share, basic", "eps basic"),
+    _m("earnings_per_share_diluted", "EPS, diluted", "income", "per_share", "diluted eps",
+       "eps", "diluted earnings per share", "earnings per share", "eps diluted"),
+    _m("weighted_average_shares", "Weighted average shares, basic", "income", "shares",
+       "basic shares", "weighted average shares", "basic weighted average shares"),
+    _m("weighted_average_shares_diluted", "Weighted average shares, diluted", "income",
+       "shares", "diluted shares", "diluted weighted average shares"),
+    # balance sheet
+    _m("cash_and_equivalents", "Cash and equivalents", "balance", "amount",
+       "cash and cash equivalents", "cash"),
+    _m("short_term_investments", "Short-term investments", "balance", "amount",
+       "marketable securities", "current marketable securities"),
+    _m("current_assets", "Total current assets", "balance", "amount", "current assets"),
+    _m("total_assets", "Total assets", "balance", "amount", "assets"),
+    _m("current_liabilities", "Total current liabilities", "balance", "amount",
+       "current liabilities"),
+    _m("short_term_borrowings", "Short-term borrowings", "balance", "amount",
+       "commercial paper"),
+    _m("current_debt", "Current portion of debt", "balance", "amount", "current debt",
+       "term debt, current"),
+    _m("long_term_debt", "Long-term debt", "balance", "amount", "term debt",
+       "non-current debt", "long term debt"),
+    _m("total_debt", "Total debt", "balance", "amount", "debt", "borrowings"),
+    _m("total_liabilities", "Total liabilities", "balance", "amount", "liabilities"),
+    _m("shareholders_equity", "Shareholders' equity", "balance", "amount",
+       "stockholders' equity", "shareholders equity", "stockholders equity",
+       "total equity", "book value", "equity"),
+    _m("liabilities_and_equity", "Total liabilities and equity", "balance", "amount",
+       "total liabilities and shareholders' equity"),
+    _m("outstanding_shares", "Shares outstanding", "balance", "shares",
+       "shares outstanding", "common shares outstanding"),
+    # cash flow statement
+    _m("net_cash_flow_from_operations", "Operating cash flow", "cash_flow", "amount",
+       "cash from operations", "cash flow from operations", "operating cash flows",
+       "net cash from operating activities", "cash generated by operating activities",
+       "net cash provided by operating activities", "ocf"),
+    _m("depreciation_and_amortization", "Depreciation and amortization", "cash_flow",
+       "amount", "d&a", "depreciation"),
+    _m("share_based_compensation", "Share-based compensation", "cash_flow", "amount",
+       "stock-based compensation", "stock based compensation", "sbc"),
+    _m("capital_expenditure", "Capital expenditure", "cash_flow", "amount",
+       "capital expenditures", "capex", "purchases of property, plant and equipment",
+       "payments for acquisition of property, plant and equipment"),
+    _m("free_cash_flow", "Free cash flow", "cash_flow", "amount", "fcf"),
+    _m("net_cash_flow_from_investing", "Investing cash flow", "cash_flow", "amount",
+       "cash from investing", "net cash used in investing activities",
+       "cash used in investing activities"),
+    _m("dividends_paid", "Dividends paid", "cash_flow", "amount", "dividends",
+       "payments for dividends"),
+    _m("share_repurchases", "Share repurchases", "cash_flow", "amount", "buybacks",
+       "stock buybacks", "repurchases of common stock", "repurchased"),
+    _m("net_cash_flow_from_financing", "Financing cash flow", "cash_flow", "amount",
+       "cash from financing", "net cash used in financing activities"),
+    # ratios (stored as fractions, shown as percentages)
+    _m("gross_margin", "Gross margin", "ratio", "ratio", "gross profit margin"),
+    _m("operating_margin", "Operating margin", "ratio", "ratio", "operating profit margin",
+       "ebit margin"),
+    _m("net_margin", "Net margin", "ratio", "ratio", "net profit margin", "profit margin",
+       "net income margin"),
+    _m("revenue_growth", "Revenue growth", "ratio", "ratio", "sales growth",
+       "top-line growth"),
+    _m("earnings_growth", "Earnings growth", "ratio", "ratio", "net income growth"),
+    _m("return_on_equity", "Return on equity", "ratio", "ratio", "roe"),
+    _m("return_on_assets", "Return on assets", "ratio", "ratio", "roa"),
+    _m("return_on_invested_capital", "Return on invested capital", "ratio", "ratio",
+       "roic"),
+    _m("dividend_yield", "Dividend yield", "ratio", "ratio"),
+    _m("payout_ratio", "Payout ratio", "ratio", "ratio"),
+    _m("debt_to_equity", "Debt to equity", "ratio", "ratio", "debt-to-equity",
+       "leverage"),
+    _m("current_ratio", "Current ratio", "ratio", "ratio"),
+    # market data
+    _m("price", "Price", "market", "price", "share price", "stock price"),
+    _m("open", "Open", "market", "price"),
+    _m("high", "High", "market", "price"),
+    _m("low", "Low", "market", "price"),
+    _m("close", "Close", "market", "price", "closing price", "closed at"),
+    _m("adj_close", "Adjusted close", "market", "price"),
+    _m("volume", "Volume", "market", "shares", "trading volume"),
+    _m("market_cap", "Market capitalisation", "market", "amount", "market cap",
+       "market capitalization", "market value"),
+    _m("enterprise_value", "Enterprise value", "market", "amount", "ev"),
+    _m("price_to_earnings_ratio", "P/E", "market", "ratio", "p/e ratio",
+       "price to earnings", "price-to-earnings", "pe ratio"),
+    _m("price_to_book_ratio", "P/B", "market", "ratio", "price to book", "price-to-book"),
+    _m("price_to_sales_ratio", "P/S", "market", "ratio", "price to sales",
+       "price-to-sales"),
+    _m("enterprise_value_to_ebitda_ratio", "EV/EBITDA", "market", "ratio"),
+    # other
+    _m("employees", "Employees", "other", "count", "headcount", "number of employees"),
+)
+
+_BY_FIELD: dict[str, Metric] = {m.field: m for m in METRICS}
+_ORDER: dict[str, int] = {m.field: i for i, m in enumerate(METRICS)}
+
+# Words kept in their written case when a field name not in the lexicon is turned into a
+# label (``ebitda_margin`` -> ``EBITDA margin``).
+_ACRONYMS = {"eps": "EPS", "ebit": "EBIT", "ebitda": "EBITDA", "usd": "USD", "ttm": "TTM",
+             "r": "R", "d": "D", "sga": "SG&A", "roe": "ROE", "roa": "ROA", "roic": "ROIC",
+             "ev": "EV", "fcf": "FCF", "pe": "P/E", "cik": "CIK", "sec": "SEC",
+             "cusip": "CUSIP", "gaap": "GAAP", "us": "US"}
+
+
+def metric(field: str) -> Metric | None:
+    """The lexicon entry of a field name, or None when the lexicon has none."""
+    return _BY_FIELD.get(field.lower())
+
+
+def label(field: str) -> str:
+    """A reader's label for a field: the lexicon's, else the name in words
+    (``gross_profit_ttm`` -> ``Gross profit TTM``). Never returns the raw name."""
+    known = metric(field)
+    if known is not None:
+        return known.label
+    words = [w for w in re.split(r"[_\s]+", field.strip()) if w]
+    if not words:
+        return field
+    shown = [_ACRONYMS.get(w.lower(), w.lower()) for w in words]
+    first = shown[0]
+    if first == first.lower():
+        shown[0] = first[:1].upper() + first[1:]
+    return " ".join(shown)
+
+
+def order(field: str) -> tuple[int, int, str]:
+    """A sort key that lays fields out in statement order; unknown fields after the known
+    ones of their statement kind (guessed ``other``), alphabetically."""
+    known = metric(field)
+    if known is not None:
+        return (STATEMENTS.index(known.statement), _ORDER[known.field], "")
+    return (STATEMENTS.index("other"), len(METRICS), field)
+
+
+@lru_cache(maxsize=1)
+def _phrase_pattern() -> tuple[re.Pattern[str], dict[str, str]]:
+    owner: dict[str, str] = {}
+    for m in METRICS:
+        for phrase in m.phrases:
+            owner.setdefault(phrase, m.field)
+    # longest phrases first, so "net income margin" wins over "net income"
+    alternatives = sorted(owner, key=len, reverse=True)
+    body = "|".join(re.escape(p) for p in alternatives)
+    return re.compile(rf"(?<![a-z0-9&])(?:{body})(?![a-z0-9&])"), owner
+
+
+def metrics_named(text: str) -> list[tuple[int, int, Metric]]:
+    """Every metric a text names, as ``(start, end, metric)`` in order of appearance;
+    overlapping phrases resolve to the longest (``net income margin`` is one metric)."""
+    pattern, owner = _phrase_pattern()
+    found: list[tuple[int, int, Metric]] = []
+    for match in pattern.finditer(text.lower()):
+        found.append((match.start(), match.end(), _BY_FIELD[owner[match.group(0)]]))
+    return found
