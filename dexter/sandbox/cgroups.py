@@ -48,7 +48,7 @@ class Cgroup:
         return tuple(dict.fromkeys((self.pids / "cgroup.procs", self.memory / "cgroup.procs")))
 
     def configure(self, max_processes: int, memory_bytes: int) -> None:
-        """Set the limits for the next command (0: none) and clear the counters."""
+        """Set the limits for the next command (0: none)."""
         pids = str(max_processes + OVERHEAD_PROCESSES) if max_processes else "max"
         _write(self.pids / "pids.max", pids)
         if self.v2:
@@ -65,9 +65,6 @@ class Cgroup:
         with contextlib.suppress(OSError):
             if memsw.exists():
                 _write(memsw, limit)
-        for name in ("memory.max_usage_in_bytes", "memory.failcnt"):
-            with contextlib.suppress(OSError):
-                _write(self.memory / name, "0")
 
     def oom_kills(self) -> int:
         """How many processes the kernel killed here for going over the memory limit."""
@@ -127,6 +124,7 @@ class CgroupPool:
         self._all: list[Cgroup] = []
         self._count = 0
         self._lock = threading.Lock()
+        self._limits: dict[Cgroup, tuple[int, int]] = {}  # set once, rewritten on change
 
     def _make(self) -> Cgroup:
         with self._lock:
@@ -145,11 +143,13 @@ class CgroupPool:
             group = self._free.pop() if self._free else None
         if group is None:
             group = self._make()
-        try:
-            group.configure(max_processes, memory_bytes)
-        except OSError:
-            group.remove()
-            raise
+        if self._limits.get(group) != (max_processes, memory_bytes):
+            try:
+                group.configure(max_processes, memory_bytes)
+            except OSError:
+                group.remove()
+                raise
+            self._limits[group] = (max_processes, memory_bytes)
         try:
             yield group
         finally:

@@ -42,9 +42,9 @@ _DIR_TAILS = {"/".join(p.split("/")[-2:]): "/" + p for p in SECRET_DIR_PATHS}
 class _Listing:
     key: tuple[int, int, int, int]
     subdirs: tuple[str, ...]
-    secret_files: tuple[str, ...]
-    secret_dirs: tuple[str, ...]
-    git: tuple[str, ...]
+    """Full paths of the folders to walk into."""
+    found: tuple[tuple[Path, ...], tuple[Path, ...], tuple[Path, ...]] | None
+    """(secret files, secret folders, ``.git`` entries), None when there are none."""
 
 
 @dataclass(slots=True)
@@ -83,6 +83,9 @@ class TreeScanner:
             self._cache.clear()
         seen: set[str] = set()
         stack = [(str(r), 0) for r in dict.fromkeys(roots)]
+        if max_depth is None:
+            self._walk([s for s, _ in stack], skipped, seen, now, result)
+            return result
         while stack:
             folder, depth = stack.pop()
             if folder in seen or folder in skipped:
@@ -91,14 +94,48 @@ class TreeScanner:
             listing = self._listing(folder, now, result)
             if listing is None:
                 continue
-            result.folders += 1
-            prefix = folder.rstrip("/") + "/"
-            result.secret_files.extend(Path(prefix + n) for n in listing.secret_files)
-            result.secret_dirs.extend(Path(prefix + n) for n in listing.secret_dirs)
-            result.git_entries.extend(Path(prefix + n) for n in listing.git)
-            if max_depth is None or depth + 1 < max_depth:
-                stack.extend((prefix + n, depth + 1) for n in listing.subdirs)
+            self._collect(listing, result)
+            if depth + 1 < max_depth:
+                stack.extend((n, depth + 1) for n in listing.subdirs)
         return result
+
+    def _walk(self, stack: list[str], skipped: set[str], seen: set[str], now: int,
+              result: ScanResult) -> None:
+        """The unbounded walk: the hot loop of every command, kept to one ``lstat`` and a
+        dictionary look-up per unchanged folder."""
+        cache = self._cache
+        lstat = os.lstat
+        isdir = stat.S_ISDIR
+        while stack:
+            folder = stack.pop()
+            if folder in seen or folder in skipped:
+                continue
+            seen.add(folder)
+            try:
+                st = lstat(folder)
+            except OSError:
+                continue
+            if not isdir(st.st_mode):
+                continue
+            cached = cache.get(folder)
+            listing: _Listing | None = cached
+            if cached is None or cached.key != (st.st_dev, st.st_ino, st.st_mtime_ns,
+                                                st.st_ctime_ns):
+                listing = self._fresh(folder, st, now, result)
+            if listing is None:
+                continue
+            result.folders += 1
+            if listing.found is not None:
+                self._collect(listing, result)
+            stack.extend(listing.subdirs)
+
+    @staticmethod
+    def _collect(listing: _Listing, result: ScanResult) -> None:
+        if listing.found is not None:
+            files, dirs, git = listing.found
+            result.secret_files.extend(files)
+            result.secret_dirs.extend(dirs)
+            result.git_entries.extend(git)
 
     def _listing(self, folder: str, now: int, result: ScanResult) -> _Listing | None:
         try:
@@ -107,28 +144,35 @@ class TreeScanner:
             return None
         if not stat.S_ISDIR(st.st_mode):
             return None
-        key = (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
         cached = self._cache.get(folder)
-        if cached is not None and cached.key == key:
+        if cached is not None and cached.key == (st.st_dev, st.st_ino, st.st_mtime_ns,
+                                                 st.st_ctime_ns):
+            result.folders += 1
             return cached
+        listing = self._fresh(folder, st, now, result)
+        if listing is not None:
+            result.folders += 1
+        return listing
+
+    def _fresh(self, folder: str, st: os.stat_result, now: int,
+               result: ScanResult) -> _Listing | None:
         result.listed += 1
+        key = (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
         listing = _read(folder, key)
-        if listing is None:
+        if listing is None or max(st.st_mtime_ns, st.st_ctime_ns) >= now - STABLE_NS:
             self._cache.pop(folder, None)
-            return None
-        if max(st.st_mtime_ns, st.st_ctime_ns) < now - STABLE_NS:
-            self._cache[folder] = listing
         else:
-            self._cache.pop(folder, None)
+            self._cache[folder] = listing
         return listing
 
 
 def _read(folder: str, key: tuple[int, int, int, int]) -> _Listing | None:
     subdirs: list[str] = []
-    files: list[str] = []
-    dirs: list[str] = []
-    git: list[str] = []
+    files: list[Path] = []
+    dirs: list[Path] = []
+    git: list[Path] = []
     parent = os.path.basename(folder.rstrip("/")).casefold()
+    prefix = folder.rstrip("/") + "/"
     try:
         with os.scandir(folder) as entries:
             for entry in entries:
@@ -139,18 +183,19 @@ def _read(folder: str, key: tuple[int, int, int, int]) -> _Listing | None:
                 except OSError:
                     continue
                 if name == GIT:
-                    git.append(name)
+                    git.append(Path(prefix + name))
                 elif is_secret_name(name) or _secret_dir_path(folder, parent, name):
                     # a link is not masked: its target is masked where it lies, or invisible
                     if is_dir:
-                        dirs.append(name)
+                        dirs.append(Path(prefix + name))
                     elif is_file:
-                        files.append(name)
+                        files.append(Path(prefix + name))
                 elif is_dir:
-                    subdirs.append(name)
+                    subdirs.append(prefix + name)
     except OSError:
         return None
-    return _Listing(key, tuple(subdirs), tuple(files), tuple(dirs), tuple(git))
+    found = (tuple(files), tuple(dirs), tuple(git)) if files or dirs or git else None
+    return _Listing(key, tuple(subdirs), found)
 
 
 def _secret_dir_path(folder: str, parent: str, name: str) -> bool:
