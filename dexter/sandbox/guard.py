@@ -29,6 +29,7 @@ import contextlib
 import errno
 import fcntl
 import os
+import secrets
 import shutil
 import stat
 import time
@@ -229,8 +230,7 @@ def _prepare(policy: SandboxPolicy, prepared: Prepared) -> None:
 def after(prepared: Prepared, policy: SandboxPolicy, quarantine: Path) -> list[str]:
     """Check the protected paths after a command; move what must not be there into
     ``quarantine`` and return one sentence per finding (empty: nothing happened)."""
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    box = quarantine / stamp
+    box = quarantine / f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
     findings: list[str] = []
     handled: set[Path] = set()
     ws = policy.workspace
