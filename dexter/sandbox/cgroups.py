@@ -79,18 +79,6 @@ class Cgroup:
                 return int(value)
         return 0
 
-    def pid_limit_hits(self) -> int:
-        """How many forks the process limit refused here (v2 counts them; v1: 0)."""
-        try:
-            text = (self.pids / "pids.events").read_text()
-        except OSError:
-            return 0
-        for line in text.splitlines():
-            key, _, value = line.partition(" ")
-            if key == "max" and value.strip().isdigit():
-                return int(value)
-        return 0
-
     def leftover(self) -> list[int]:
         """Processes still inside (none once a command's PID namespace is gone)."""
         pids: list[int] = []
