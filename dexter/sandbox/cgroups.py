@@ -10,7 +10,9 @@ shared memory or tmpfs pages (``/dev/shm``, ``memfd``, SysV segments). A cgroup'
 command running at once), sets the limits before each command and removes them when
 dexter exits; leftovers of a dexter that died are removed by the next one. A command joins
 its cgroup through a one-line ``/bin/sh`` wrapper that writes its pid to ``cgroup.procs``
-and execs ``bwrap`` (so ``bwrap`` and everything it starts are inside, and dexter is not).
+and execs ``bwrap`` (so ``bwrap`` and everything it starts are inside, and dexter is not): once, for a helper
+that then starts every command of that cgroup (:mod:`dexter.sandbox.spawner`), since
+moving a process into a cgroup costs an RCU grace period.
 cgroup v1 (a hierarchy per controller, as on this project's machines) and v2 (the unified
 hierarchy; only its root, where the no-internal-processes rule does not apply) are
 supported. Where neither can be written (dexter is not root and nothing was delegated),
@@ -27,10 +29,14 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from dexter.sandbox.spawner import Spawner
 
 ROOT = Path("/sys/fs/cgroup")
 PREFIX = "dexter-"
-# Processes a command needs beyond its own: the wrapper shell becomes bwrap, plus bwrap's init.
+# Processes a command needs beyond its own: the spawner helper, bwrap and bwrap's init.
 OVERHEAD_PROCESSES = 3
 
 
@@ -113,6 +119,7 @@ class CgroupPool:
         self._count = 0
         self._lock = threading.Lock()
         self._limits: dict[Cgroup, tuple[int, int]] = {}  # set once, rewritten on change
+        self._spawners: dict[Cgroup, Spawner] = {}
 
     def _make(self) -> Cgroup:
         with self._lock:
@@ -141,14 +148,30 @@ class CgroupPool:
         try:
             yield group
         finally:
+            helper = self._spawners.get(group)
             for pid in group.leftover():
-                with contextlib.suppress(OSError):
-                    os.kill(pid, 9)
+                if helper is None or pid != helper.pid:
+                    with contextlib.suppress(OSError):
+                        os.kill(pid, 9)
             with self._lock:
                 self._free.append(group)
 
+    def spawner(self, group: Cgroup) -> Spawner:
+        """The helper that starts commands inside ``group`` (started on first use: the one
+        time a process is moved into it)."""
+        from dexter.sandbox.spawner import Spawner
+
+        helper = self._spawners.get(group)
+        if helper is None or not helper.alive:
+            helper = Spawner(join_argv(group, []))
+            self._spawners[group] = helper
+        return helper
+
     def close(self) -> None:
-        """Remove every cgroup of this process (at exit)."""
+        """Stop the helpers and remove every cgroup of this process (at exit)."""
+        for helper in self._spawners.values():
+            helper.close()
+        self._spawners.clear()
         for group in self._all:
             group.remove()
         self._all.clear()

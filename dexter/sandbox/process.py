@@ -33,6 +33,7 @@ from dexter.failures import ToolFailure
 from dexter.sandbox.guard import ProtectionRefused, after, prepare, workspace_lock
 from dexter.sandbox.policy import SandboxPolicy, child_environment
 from dexter.sandbox.runner import Launch, NoSandbox, SandboxRunner, limit_setter
+from dexter.sandbox.spawner import SpawnedProcess
 
 MAX_STREAM_BYTES = 256 * 1024
 KILL_GRACE_SECONDS = 2.0
@@ -87,7 +88,7 @@ def _signal_group(pgid: int, sig: int) -> None:
         os.killpg(pgid, sig)
 
 
-async def _stop_group(proc: asyncio.subprocess.Process, grace: float) -> None:
+async def _stop_group(proc: asyncio.subprocess.Process | SpawnedProcess, grace: float) -> None:
     """SIGTERM the group, wait ``grace`` seconds for the shell, then SIGKILL the group."""
     _signal_group(proc.pid, signal.SIGTERM)
     with contextlib.suppress(TimeoutError):
@@ -197,13 +198,18 @@ async def _run(command: str, cwd: os.PathLike[str] | str, timeout: int, launch: 
     preexec = limit_setter(policy.limits) \
         if policy is not None and not runner.limits_in_argv else None
     ooms = launch.cgroup.oom_kills() if launch.cgroup is not None else 0
+    proc: asyncio.subprocess.Process | SpawnedProcess
     try:
-        proc = await asyncio.create_subprocess_exec(
-            *launch.argv, cwd=cwd, stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-            start_new_session=True, env=launch.env, preexec_fn=preexec,
-            pass_fds=launch.pass_fds,
-        )
+        if launch.spawner is not None:
+            proc = await launch.spawner.spawn(launch.argv, launch.env, os.fspath(cwd),
+                                              launch.pass_fds)
+        else:
+            proc = await asyncio.create_subprocess_exec(
+                *launch.argv, cwd=cwd, stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+                start_new_session=True, env=launch.env, preexec_fn=preexec,
+                pass_fds=launch.pass_fds,
+            )
     except OSError as exc:
         argv0 = launch.argv[0]
         raise ToolFailure(f"Could not start {argv0} in {cwd}: {exc.strerror or exc}.") from None

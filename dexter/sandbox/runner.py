@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from dexter.sandbox.cgroups import Cgroup, PoolStatus
     from dexter.sandbox.guard import Prepared
     from dexter.sandbox.seccomp import SeccompProgram
+    from dexter.sandbox.spawner import Spawner
 
 INSTALL_HINT = ("install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: "
                 "dnf install bubblewrap; Arch: pacman -S bubblewrap)")
@@ -84,6 +85,8 @@ class Launch:
     env: dict[str, str]
     pass_fds: tuple[int, ...] = ()
     cgroup: Cgroup | None = None
+    spawner: Spawner | None = None
+    """Starts the command inside ``cgroup`` (None: started directly)."""
     notes: list[str] = field(default_factory=list)
 
 
@@ -192,9 +195,12 @@ class Bubblewrap:
                 yield Launch(argv, env, tuple(fds))
                 return
             with pool.acquire(policy.limits.max_processes, policy.limits.memory_bytes) as group:
-                from dexter.sandbox.cgroups import join_argv
+                if self.limits_in_argv:
+                    yield Launch(argv, env, tuple(fds), group, pool.spawner(group))
+                else:  # the rlimits need a preexec_fn: start it through a joining shell
+                    from dexter.sandbox.cgroups import join_argv
 
-                yield Launch(join_argv(group, argv), env, tuple(fds), group)
+                    yield Launch(join_argv(group, argv), env, tuple(fds), group)
         finally:
             if seccomp_fd is not None:
                 os.close(seccomp_fd)
