@@ -204,3 +204,21 @@ def test_a_command_joins_its_cgroup_before_bwrap_starts() -> None:
         done = subprocess.run(join_argv(group, ["/bin/sh", "-c", "cat /proc/self/cgroup"]),
                               capture_output=True, text=True, check=True)
         assert group.pids.name in done.stdout
+
+
+def test_a_protection_this_machine_cannot_give_is_named_with_its_reason() -> None:
+    from dexter.sandbox.cgroups import PoolStatus
+    from dexter.sandbox.runner import Bubblewrap
+    from dexter.sandbox.seccomp import SeccompProgram
+
+    runner = Bubblewrap("bwrap", None, seccomp=SeccompProgram(problem="libseccomp is not installed"),
+                        cgroups=PoolStatus(None, "dexter may not create cgroups"), as_root=True)
+    line = runner.status.describe()
+    assert line.startswith("Shell sandbox: bubblewrap") and "Not enforced here:" in line
+    for part in ("seccomp filter (libseccomp is not installed)",
+                 "process limit, which the kernel does not apply to root",
+                 "counts shared memory", "prlimit is not installed"):
+        assert part in line
+    assert Bubblewrap("bwrap", "/usr/bin/prlimit", seccomp=SeccompProgram(bpf=b"x" * 8),
+                      cgroups=PoolStatus(None, "no"), as_root=False).status.weaker == (
+        "a memory limit that counts shared memory and tmpfs pages (no)",)
