@@ -1,0 +1,651 @@
+"""Segment, geographic and product figures from the filings' own XBRL (keyless).
+
+Company facts carry no dimensions, so "how much of Apple's revenue is Services" needs the
+filing: each 10-K / 10-Q tags its segment note with contexts whose explicit members name
+the slice (``us-gaap:StatementBusinessSegmentsAxis = aapl:GreaterChinaSegmentMember``).
+:mod:`dexter.data.xbrl_facts` reads those facts; this module picks the ones of one axis
+and turns them into records:
+
+- **Axes**: ``segment`` (``us-gaap:StatementBusinessSegmentsAxis``), ``geography``
+  (``srt:StatementGeographicalAxis``), ``product`` (``srt:ProductOrServiceAxis``), or any
+  axis of the filing the user names (``--axis MajorCustomers``). A fact counts when its
+  context has that axis alone, or with ``srt:ConsolidationItemsAxis =
+  us-gaap:OperatingSegmentsMember`` (how segment totals are often tagged). Facts with two
+  slicing axes (automotive segment x leasing) are left out.
+- **Metrics**: revenue, operating income, gross profit, cost of revenue, net income,
+  long-lived assets (the concept lists are the statements' own), or an XBRL concept named
+  by the user.
+- **Labels**: the filing's label linkbase when it can be read ("Wearables, Home and
+  Accessories"), else the member's name in words ("Greater China", country codes as
+  country names).
+- **Periods**: on the company's fiscal calendar, as statements are: ``FY2024`` for 12
+  months, ``Q2 2025`` for 3; a Q4 missing from the 10-Qs is the fiscal year (10-K) less
+  the nine months to Q3, marked as derived.
+- **Checks**: per axis, metric and period, the members' sum is compared with the total
+  the filing states (the segment total, else the consolidated figure); when the axis holds
+  two breakdowns (Products + Services, and iPhone + Mac + ... + Services), each breakdown
+  that adds up to the total is named.
+
+Every record names the filing it came from (form, accession number, filed date, URL).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from dexter.data.base import Capability, DataError, DataResult, NotFoundError
+from dexter.data.fiscal import FiscalCalendar
+from dexter.data.sec import (
+    Company,
+    FilingDocuments,
+    SecSource,
+    header_date,
+    normalize_accession,
+)
+from dexter.data.xbrl import INCOME_ITEMS
+from dexter.data.xbrl_facts import FilingFacts, XbrlFact, is_inline, parse_filing, parse_labels
+
+SEGMENT_AXIS = "us-gaap:StatementBusinessSegmentsAxis"
+GEOGRAPHY_AXIS = "srt:StatementGeographicalAxis"
+PRODUCT_AXIS = "srt:ProductOrServiceAxis"
+CONSOLIDATION = ("srt:ConsolidationItemsAxis", "us-gaap:OperatingSegmentsMember")
+
+AXES: dict[str, str] = {"segment": SEGMENT_AXIS, "geography": GEOGRAPHY_AXIS,
+                        "product": PRODUCT_AXIS}
+AXIS_LABELS: dict[str, str] = {SEGMENT_AXIS: "Business segment",
+                               GEOGRAPHY_AXIS: "Geography", PRODUCT_AXIS: "Product or service"}
+_AXIS_WORDS: dict[str, tuple[str, ...]] = {
+    "segment": ("segment", "segments", "business", "businesses", "operating segment",
+                "reportable segment", "division"),
+    "geography": ("geography", "geographic", "geographical", "region", "regions", "country",
+                  "countries", "geo"),
+    "product": ("product", "products", "service", "services", "product line", "category"),
+}
+DEFAULT_AXES: tuple[str, ...] = ("segment", "geography", "product")
+
+
+def _us_gaap(field: str) -> tuple[str, ...]:
+    item = next(i for i in INCOME_ITEMS if i.field == field)
+    return tuple(c if ":" in c else f"us-gaap:{c}" for c in item.concepts)
+
+
+METRICS: dict[str, tuple[str, ...]] = {
+    "revenue": _us_gaap("revenue"),
+    "operating_income": _us_gaap("operating_income"),
+    "gross_profit": _us_gaap("gross_profit"),
+    "cost_of_revenue": _us_gaap("cost_of_revenue"),
+    "net_income": _us_gaap("net_income"),
+    "long_lived_assets": ("us-gaap:LongLivedAssets", "us-gaap:NoncurrentAssets"),
+}
+"""Metric field -> XBRL concepts in fallback order (the statements' own lists)."""
+DEFAULT_METRICS: tuple[str, ...] = ("revenue", "operating_income", "gross_profit")
+
+ANNUAL_FORMS = ("10-K", "10-K/A", "20-F", "20-F/A", "40-F")
+QUARTERLY_FORMS = ("10-Q", "10-Q/A")
+
+# Members of the standard taxonomies, as filings label them.
+_STANDARD_MEMBERS = {"us-gaap:ProductMember": "Products", "us-gaap:ServiceMember": "Services",
+                     "srt:ProductMember": "Products", "srt:ServiceMember": "Services"}
+COUNTRIES = {
+    "US": "United States", "CN": "China", "JP": "Japan", "DE": "Germany", "GB": "United Kingdom",
+    "FR": "France", "IN": "India", "CA": "Canada", "MX": "Mexico", "BR": "Brazil", "KR": "South Korea",
+    "TW": "Taiwan", "HK": "Hong Kong", "SG": "Singapore", "AU": "Australia", "NL": "Netherlands",
+    "IE": "Ireland", "CH": "Switzerland", "IT": "Italy", "ES": "Spain", "SE": "Sweden",
+    "IL": "Israel", "NO": "Norway", "DK": "Denmark", "BE": "Belgium", "LU": "Luxembourg",
+    "MY": "Malaysia", "TH": "Thailand", "VN": "Vietnam", "PH": "Philippines", "ID": "Indonesia",
+    "ZA": "South Africa", "AE": "United Arab Emirates", "SA": "Saudi Arabia", "RU": "Russia",
+    "PL": "Poland", "AT": "Austria", "FI": "Finland", "NZ": "New Zealand", "AR": "Argentina",
+    "CL": "Chile", "CO": "Colombia", "PR": "Puerto Rico", "TR": "Turkey",
+}
+_SMALL_WORDS = {"and", "of", "the", "for", "in", "on", "to", "a", "an", "or", "other"}
+
+
+def member_label(member: str, labels: dict[str, str] | None = None) -> str:
+    """The reader's name of a member QName: the filing's label, a standard one, a country
+    name for ``country:XX``, else the name in words (``aapl:RestOfAsiaPacificSegmentMember``
+    -> ``Rest of Asia Pacific``)."""
+    if labels and labels.get(member):
+        return labels[member]
+    if member in _STANDARD_MEMBERS:
+        return _STANDARD_MEMBERS[member]
+    prefix, _, name = member.rpartition(":")
+    if prefix == "country":
+        return COUNTRIES.get(name, name)
+    name = re.sub(r"(Segment)?Member$", "", name) or name
+    name = re.sub(r"(?<=[a-z])and(?=[A-Z])", " and ", name)
+    name = re.sub(r"(?<![A-Za-z])I(?=[A-Z][a-z])", "i", name)  # IPhone -> iPhone
+    words = re.findall(r"i[A-Z][a-z]+|[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+", name)
+    shown = [w.lower() if (w.lower() in _SMALL_WORDS and i) else w for i, w in enumerate(words)]
+    return " ".join(shown) or member
+
+
+def axis_label(axis: str, labels: dict[str, str] | None = None) -> str:
+    """A reader's name for an axis."""
+    if axis in AXIS_LABELS:
+        return AXIS_LABELS[axis]
+    if labels and labels.get(axis):
+        return labels[axis]
+    return member_label(axis.removesuffix("Axis"))
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", text.lower())
+
+
+def resolve_axes(wanted: str | None, available: Iterable[str]) -> list[str]:
+    """The axis QNames ``wanted`` names (None: the three standard ones present), matched
+    as a known word (segment, geography, product...) or against the filing's axis names."""
+    present = list(dict.fromkeys(available))
+    if not wanted:
+        return [AXES[k] for k in DEFAULT_AXES if AXES[k] in present]
+    key = wanted.strip().lower()
+    for name, words in _AXIS_WORDS.items():
+        if key == name or key in words:
+            return [AXES[name]]
+    norm = _norm(key.removesuffix("axis"))
+    found = [a for a in present if norm and norm in _norm(a.rpartition(":")[2].removesuffix("Axis"))]
+    if found:
+        return found
+    shown = ", ".join(sorted({a.rpartition(':')[2] for a in present})) or "none"
+    raise DataError(f"No axis named '{wanted}' in this filing. Its axes: {shown}. Use "
+                    f"segment, geography, product, or one of those names.")
+
+
+def metric_concepts(metric: str) -> tuple[str, tuple[str, ...]]:
+    """(field name, concepts) of a metric; an XBRL concept name (``LongLivedAssets``,
+    ``us-gaap:LongLivedAssets``) becomes its own field (``long_lived_assets``)."""
+    key = metric.strip()
+    if key.lower() in METRICS:
+        return key.lower(), METRICS[key.lower()]
+    concept = key if ":" in key else f"us-gaap:{key}"
+    local = concept.rpartition(":")[2]
+    if not re.fullmatch(r"[A-Za-z][A-Za-z0-9]*", local):
+        raise DataError(f"'{metric}' is neither a metric ({', '.join(METRICS)}) nor an XBRL "
+                        f"concept name such as LongLivedAssets.")
+    field = re.sub(r"(?<!^)(?=[A-Z])", "_", local).lower()
+    return field, (concept,)
+
+
+# --------------------------------------------------------------------------------------------
+# Facts of one filing -> slices
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Slice:
+    """One value of one member (or the axis total, ``member`` None) for one period."""
+
+    axis: str
+    member: str | None
+    field: str
+    concept: str
+    value: float
+    start: str | None
+    end: str
+    accession: str
+    total_kind: str = ""
+    """For ``member`` None: ``segments`` (the segment total) or ``consolidated``."""
+
+
+def _member_of(fact: XbrlFact, axis: str) -> str | None:
+    dims = fact.dims
+    if len(dims) == 1 and dims[0][0] == axis:
+        return dims[0][1]
+    if len(dims) == 2 and CONSOLIDATION in dims:
+        other = next(d for d in dims if d != CONSOLIDATION)
+        return other[1] if other[0] == axis else None
+    return None
+
+
+def slices(facts: FilingFacts, *, axes: list[str], fields: list[tuple[str, tuple[str, ...]]],
+           accession: str) -> list[Slice]:
+    """The members' values of each axis and metric (the first concept with any value on
+    that axis), and the totals they are checked against."""
+    out: list[Slice] = []
+    by_concept: dict[str, list[XbrlFact]] = {}
+    for fact in facts.facts:
+        if fact.unit.upper() in ("USD", "EUR", "JPY", "GBP", "CNY", "CAD", "CHF") or \
+                fact.unit.upper().endswith("USD"):
+            by_concept.setdefault(fact.concept, []).append(fact)
+    for axis in axes:
+        for field, concepts in fields:
+            for concept in concepts:
+                members = [(f, _member_of(f, axis)) for f in by_concept.get(concept, [])]
+                chosen = [(f, m) for f, m in members if m is not None]
+                if not chosen:
+                    continue
+                for fact, member in chosen:
+                    out.append(Slice(axis, member, field, concept, fact.value,
+                                     fact.context.start, fact.context.end, accession))
+                for fact in by_concept.get(concept, []):
+                    if fact.dims == (CONSOLIDATION,):
+                        kind = "segments"
+                    elif not fact.dims:
+                        kind = "consolidated"
+                    else:
+                        continue
+                    out.append(Slice(axis, None, field, concept, fact.value,
+                                     fact.context.start, fact.context.end, accession, kind))
+                break
+    return out
+
+
+def available_axes(facts: FilingFacts) -> list[str]:
+    """Every axis a fact of the filing is sliced by, most used first."""
+    counts: dict[str, int] = {}
+    for fact in facts.facts:
+        for axis, _ in fact.dims:
+            counts[axis] = counts.get(axis, 0) + 1
+    return sorted(counts, key=lambda a: -counts[a])
+
+
+# --------------------------------------------------------------------------------------------
+# Slices of several filings -> records
+# --------------------------------------------------------------------------------------------
+
+YEAR = range(350, 381)
+QUARTER = range(80, 106)
+NINE_MONTHS = range(260, 290)
+
+
+def _days(start: str | None, end: str) -> int | None:
+    if not start:
+        return None
+    return (dt.date.fromisoformat(end) - dt.date.fromisoformat(start)).days + 1
+
+
+@dataclass
+class _Value:
+    value: float
+    start: str | None
+    end: str
+    accession: str
+    concept: str
+    derived: str = ""
+
+
+def period_values(found: list[Slice], period: str, calendar: FiscalCalendar,
+                  order: dict[str, int]) -> dict[tuple[str, str | None, str, str, str], _Value]:
+    """One value per (axis, member, field, total kind, fiscal label): the newest filing's
+    (``order``: accession -> 0 for the newest). Quarterly: 3-month values, and a missing Q4
+    derived as the fiscal year less the nine months to Q3."""
+    chosen: dict[tuple[str, str | None, str, str, str], _Value] = {}
+    ranked = sorted(found, key=lambda s: order.get(s.accession, 99))
+    annual = period == "annual"
+    durations: dict[tuple[str, str | None, str, str], list[Slice]] = {}
+    for item in ranked:
+        days = _days(item.start, item.end)
+        end = dt.date.fromisoformat(item.end)
+        if days is None:  # an instant (long-lived assets): labelled by the date
+            if annual and not calendar.is_year_end(end):
+                continue
+            label = calendar.label(item.end, annual=annual or calendar.is_year_end(end))
+        elif annual and days in YEAR and calendar.is_year_end(end):
+            label = calendar.label(item.end, annual=True)
+        elif not annual and days in QUARTER:
+            label = calendar.label(item.end, annual=False)
+        else:
+            durations.setdefault((item.axis, item.member, item.field, item.total_kind),
+                                 []).append(item)
+            continue
+        key = (item.axis, item.member, item.field, item.total_kind, label)
+        chosen.setdefault(key, _Value(item.value, item.start, item.end, item.accession,
+                                      item.concept))
+    if not annual:
+        _derive_q4(durations, chosen, calendar)
+    return chosen
+
+
+def _derive_q4(durations: dict[tuple[str, str | None, str, str], list[Slice]],
+               chosen: dict[tuple[str, str | None, str, str, str], _Value],
+               calendar: FiscalCalendar) -> None:
+    for (axis, member, field, kind), items in durations.items():
+        years = [s for s in items if _days(s.start, s.end) in YEAR]
+        nines = [s for s in items if _days(s.start, s.end) in NINE_MONTHS]
+        for year in years:
+            nine = next((n for n in nines if n.start == year.start), None)
+            if nine is None:
+                continue
+            label = calendar.label(year.end, annual=False)
+            key = (axis, member, field, kind, label)
+            if key in chosen:
+                continue
+            q_start = (dt.date.fromisoformat(nine.end) + dt.timedelta(days=1)).isoformat()
+            chosen[key] = _Value(year.value - nine.value, q_start, year.end, year.accession,
+                                 year.concept, f"fiscal year ({year.accession}) minus nine "
+                                 f"months ({nine.accession})")
+
+
+def build_records(values: dict[tuple[str, str | None, str, str, str], _Value], *,
+                  ticker: str, period: str, labels: dict[str, str],
+                  filings: dict[str, dict[str, Any]], member_filter: str | None,
+                  limit: int) -> tuple[list[dict[str, Any]], list[str]]:
+    """Records (one per axis, member and period, the members first and the total last)
+    and the notes of the sum checks, newest periods first, at most ``limit`` periods."""
+    periods = sorted({(k[4], v.end) for k, v in values.items()}, key=lambda p: p[1],
+                     reverse=True)
+    kept_labels = [label for label, _ in dict.fromkeys(periods)][:limit]
+    kept = set(kept_labels)
+    rows: dict[tuple[str, str | None, str, str], dict[str, Any]] = {}
+    for (axis, member, field, kind, label), value in values.items():
+        if label not in kept:
+            continue
+        if member is not None and member_filter and not _member_matches(member, labels,
+                                                                         member_filter):
+            continue
+        key = (axis, member, kind, label)
+        record = rows.get(key)
+        if record is None:
+            filing = filings.get(value.accession, {})
+            record = {
+                "ticker": ticker,
+                "axis": axis_label(axis, labels),
+                "segment": member_label(member, labels) if member else (
+                    "Total of segments" if kind == "segments" else "Total (consolidated)"),
+                "fiscal_period": label, "report_period": value.end,
+                **({"period_start": value.start} if value.start else {}),
+                "period": period, "currency": "USD",
+                "dimension": axis, "member": member or "",
+                "is_total": member is None,
+                "source_filing": filing,
+            }
+            rows[key] = record
+        record[field] = int(value.value) if float(value.value).is_integer() else value.value
+        record.setdefault("concepts", {})[field] = value.concept
+        if value.derived:
+            record.setdefault("derived", {})[field] = value.derived
+    axis_order = {a: i for i, a in enumerate(AXES.values())}
+
+    def sort_key(r: dict[str, Any]) -> tuple[int, str, int, bool, float]:
+        size = next((float(r[f]) for f in ("revenue", *METRICS) if isinstance(r.get(f), int | float)), 0.0)
+        return (axis_order.get(r["dimension"], len(axis_order)), r["dimension"],
+                kept_labels.index(r["fiscal_period"]), r["is_total"], -size)
+
+    records = sorted(rows.values(), key=sort_key)
+    if member_filter and not any(not r["is_total"] for r in records):
+        raise NotFoundError(f"No member matching '{member_filter}' on the axes read. Members "
+                            f"found: {', '.join(sorted({member_label(k[1], labels) for k in values if k[1]})) or 'none'}.")
+    return records, sum_checks(records)
+
+
+def _member_matches(member: str, labels: dict[str, str], wanted: str) -> bool:
+    norm = _norm(wanted)
+    return bool(norm) and (norm in _norm(member.rpartition(":")[2]) or
+                           norm in _norm(member_label(member, labels)))
+
+
+def sum_checks(records: list[dict[str, Any]]) -> list[str]:
+    """For each axis, metric and period: whether the members add up to the stated total."""
+    notes: list[str] = []
+    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for record in records:
+        for field in record.get("concepts", {}):
+            groups.setdefault((record["axis"], field, record["fiscal_period"]), []).append(record)
+    for (axis, field, label), group in groups.items():
+        members = [(r["segment"], float(r[field])) for r in group if not r["is_total"]
+                   and isinstance(r.get(field), int | float)]
+        totals = {r["segment"]: float(r[field]) for r in group if r["is_total"]
+                  and isinstance(r.get(field), int | float)}
+        total_name = "Total of segments" if "Total of segments" in totals else \
+            "Total (consolidated)"
+        total = totals.get(total_name)
+        if total is None or len(members) < 2:
+            continue
+        words = field.replace("_", " ")
+        whole = sum(v for _, v in members)
+        if _same(whole, total):
+            notes.append(f"{axis}, {words}, {label}: the {len(members)} members add up to "
+                         f"the {total_name.lower()} ({_money(total)}).")
+            continue
+        parts = breakdowns(members, total)
+        if parts:
+            shown = "; ".join(" + ".join(p) for p in parts)
+            notes.append(f"{axis}, {words}, {label}: {shown} = the {total_name.lower()} "
+                         f"({_money(total)}); the axis holds more than one breakdown.")
+        else:
+            notes.append(f"{axis}, {words}, {label}: the members add up to {_money(whole)}, "
+                         f"the {total_name.lower()} is {_money(total)} (the difference is "
+                         f"eliminations, corporate or unallocated items).")
+    return notes
+
+
+def breakdowns(members: list[tuple[str, float]], total: float, limit: int = 2) -> list[list[str]]:
+    """Groups of at least two members that add up to ``total`` exactly (largest first);
+    axes with more than 16 members are not searched."""
+    if len(members) > 16:
+        return []
+    found: list[list[str]] = []
+    for size in range(len(members), 1, -1):
+        for combo in itertools.combinations(members, size):
+            if _same(sum(v for _, v in combo), total):
+                names = [n for n, _ in combo]
+                if not any(set(names) <= set(f) for f in found):
+                    found.append(names)
+                if len(found) >= limit:
+                    return found
+    return found
+
+
+def _same(a: float, b: float) -> bool:
+    return abs(a - b) <= max(1.0, abs(b) * 1e-9)
+
+
+def _money(value: float) -> str:
+    return f"${value / 1e6:,.0f} million"
+
+
+# --------------------------------------------------------------------------------------------
+# The source
+# --------------------------------------------------------------------------------------------
+
+
+class SegmentsSource(SecSource):
+    """Segment, geographic and product figures from 10-K / 10-Q XBRL (keyless)."""
+
+    name = "sec_edgar_segments"
+    label = "SEC EDGAR (filing XBRL)"
+    capabilities = frozenset({Capability.SEGMENTS})
+
+    async def segments(
+        self, ticker: str, *, period: str = "annual", limit: int = 4, axis: str | None = None,
+        member: str | None = None, metrics: tuple[str, ...] = (),
+        accession: str | None = None,
+    ) -> DataResult:
+        """Records by axis member and fiscal period, newest first (see the module doc)."""
+        if period not in ("annual", "quarterly"):
+            period = "annual"
+        company = await self.resolve_filer(ticker) if accession else await self.resolve(ticker)
+        fields = [metric_concepts(m) for m in (metrics or DEFAULT_METRICS)]
+        urls: list[str] = []
+        notes: list[str] = []
+        if accession:
+            filings = [await self._filing_by_accession(company, normalize_accession(accession))]
+            wanted = 1
+        else:
+            filings, wanted = await self._filings_for(company, period, limit, urls, notes)
+        fiscal_end = await self.fiscal_year_end(company)
+        found: list[Slice] = []
+        all_labels: dict[str, str] = {}
+        meta: dict[str, dict[str, Any]] = {}
+        order: dict[str, int] = {}
+        ends: list[str] = []
+        axes_seen: list[str] = []
+        for rank, filing in enumerate(filings):
+            if len(meta) >= wanted or (meta and _periods_found(found, period) >= limit):
+                break
+            try:
+                parsed = await self._parsed_filing(company, filing, axis, fields)
+            except NotFoundError as exc:
+                if accession:
+                    raise
+                notes.append(f"{filing.get('filing_type')} {filing['accession_number']} could "
+                             f"not be read: {str(exc).rstrip('.')}.")
+                continue
+            urls.extend(parsed["urls"])
+            axes_seen.extend(parsed["axes"])
+            if parsed.get("error"):
+                notes.append(parsed["error"])
+                continue
+            accn = filing["accession_number"]
+            order[accn] = rank
+            meta[accn] = {"form": filing.get("filing_type"), "accession_number": accn,
+                          "filed": filing.get("filing_date"), "url": parsed["document_url"]}
+            all_labels.update(parsed["labels"])
+            fiscal_end = fiscal_end or parsed.get("fiscal_year_end")
+            ends.extend(parsed["annual_ends"])
+            found.extend(Slice(**s) for s in parsed["slices"])
+        if not found:
+            if axes_seen and axis:
+                resolve_axes(axis, axes_seen)  # raises with the filing's axes
+            raise NotFoundError(
+                f"No {axis or 'segment'} figures in the XBRL of "
+                f"{company.name}'s {'filing ' + accession if accession else 'recent filings'}"
+                f"{' (' + '; '.join(notes) + ')' if notes else ''}. Try another axis "
+                f"(segment, geography, product) or metric.")
+        calendar = FiscalCalendar.parse(fiscal_end) or FiscalCalendar.infer(ends)
+        values = period_values(found, period, calendar, order)
+        records, checks = build_records(values, ticker=company.ticker or company.name,
+                                        period=period, labels=all_labels, filings=meta,
+                                        member_filter=member, limit=max(1, limit))
+        notes = [*checks, *notes,
+                 f"From the XBRL of {len(meta)} filing(s); fiscal periods on {company.name}'s "
+                 f"calendar ({calendar.describe()}). Values in US dollars."]
+        return DataResult(records, self.label, tuple(dict.fromkeys(
+            [m["url"] for m in meta.values()] + urls)), tuple(notes))
+
+    async def _filings_for(self, company: Company, period: str, limit: int, urls: list[str],
+                           notes: list[str]) -> tuple[list[dict[str, Any]], int]:
+        """Candidate filings, newest first, and how many of them to read: a 10-K holds
+        three years of segment figures (two when the oldest is dropped), a 10-Q one
+        quarter (and the 10-K gives the fourth)."""
+        forms = set(ANNUAL_FORMS) if period == "annual" else {*QUARTERLY_FORMS, *ANNUAL_FORMS}
+        wanted = limit
+        rows, got, more = await self._all_filings(company, forms, wanted + 2)
+        urls.extend(got)
+        notes.extend(more)
+        if not rows:
+            raise NotFoundError(f"{company.name} has no {'/'.join(sorted(forms))} filings in "
+                                f"SEC EDGAR, so no segment figures.")
+        return rows, wanted
+
+    async def _filing_by_accession(self, company: Company, accession: str) -> dict[str, Any]:
+        return {"accession_number": accession, "filing_type": "", "filing_date": None}
+
+    async def _parsed_filing(self, company: Company, filing: dict[str, Any], axis: str | None,
+                             fields: list[tuple[str, tuple[str, ...]]]) -> dict[str, Any]:
+        accession = filing["accession_number"]
+        key = {"accession": accession, "axis": axis or "", "fields": [f for f, _ in fields],
+               "concepts": [list(c) for _, c in fields], "ticker": company.ticker}
+
+        async def load() -> dict[str, Any]:
+            return await self._read_filing(company, filing, axis, fields)
+
+        parsed = await self._parsed("edgar/segments", key, load)
+        if not filing.get("filing_type") and parsed.get("form"):
+            filing["filing_type"] = parsed["form"]
+        if not filing.get("filing_date") and parsed.get("filed"):
+            filing["filing_date"] = parsed["filed"]
+        return parsed
+
+    async def _read_filing(self, company: Company, filing: dict[str, Any], axis: str | None,
+                           fields: list[tuple[str, tuple[str, ...]]]) -> dict[str, Any]:
+        accession = filing["accession_number"]
+        urls: list[str] = []
+        docs: FilingDocuments | None = None
+        text: str | None = None
+        document_url = ""
+        primary = filing.get("primary_document")
+        if primary and str(primary).lower().endswith((".htm", ".html")):
+            document_url = filing["url"]
+            text = await self._text(document_url, what=f"{filing.get('filing_type')} {accession}")
+            if not is_inline(text):
+                text = None
+        if text is None:
+            docs = await self.documents(company, accession)
+            urls.extend(docs.urls)
+            doc = _xbrl_document(docs)
+            if doc is None:
+                return {"urls": urls, "axes": [], "slices": [], "labels": {},
+                        "annual_ends": [], "document_url": docs.folder,
+                        "error": f"filing {accession} has no XBRL document"}
+            text, document_url = await self.document_text(docs, doc)
+        urls.append(document_url)
+        facts = parse_filing(text)
+        present = available_axes(facts)
+        try:
+            axes = resolve_axes(axis, present)
+        except DataError as exc:
+            return {"urls": urls, "axes": present, "slices": [], "labels": {},
+                    "annual_ends": [], "document_url": document_url, "error": str(exc)}
+        found = slices(facts, axes=axes, fields=fields, accession=accession)
+        labels = await self._labels(company, accession, docs, {s.member for s in found
+                                                               if s.member} | set(axes))
+        annual_ends = [f.context.end for f in facts.facts if not f.dims
+                       and (_days(f.context.start, f.context.end) or 0) in YEAR]
+        return {"urls": urls, "axes": present, "labels": labels,
+                "slices": [_slice_dict(s) for s in found], "annual_ends": annual_ends,
+                "document_url": document_url, "fiscal_year_end": _fiscal_end(facts),
+                "form": facts.dei.get("DocumentType", ""),
+                "filed": header_date(docs.header, "FILED AS OF DATE") if docs else None}
+
+    async def _labels(self, company: Company, accession: str, docs: FilingDocuments | None,
+                      wanted: set[str]) -> dict[str, str]:
+        """The filing's labels of ``wanted`` concepts; {} when its label linkbase cannot be
+        read (the members' names are used then). Only the folder's listing is asked for
+        it: a full submission is not worth its size for labels."""
+        try:
+            docs = docs or await self.listing(company, accession)
+            if docs is None:
+                return {}
+            lab = docs.named(r"_lab\.xml$")
+            if not lab:
+                return {}
+            text, _ = await self.document_text(docs, lab[0])
+            labels = parse_labels(text)
+        except (DataError, ValueError):
+            return {}
+        return {k: v for k, v in labels.items() if k in wanted}
+
+
+def _periods_found(found: list[Slice], period: str) -> int:
+    """Distinct period ends among the values of the chosen duration."""
+    wanted = YEAR if period == "annual" else QUARTER
+    return len({s.end for s in found if (_days(s.start, s.end) or 0) in wanted})
+
+
+def _slice_dict(s: Slice) -> dict[str, Any]:
+    return {"axis": s.axis, "member": s.member, "field": s.field, "concept": s.concept,
+            "value": s.value, "start": s.start, "end": s.end, "accession": s.accession,
+            "total_kind": s.total_kind}
+
+
+def _xbrl_document(docs: FilingDocuments) -> Any:
+    """The XBRL of a filing: the instance extracted from inline XBRL (``*_htm.xml``), an
+    instance of its own, else the inline document."""
+    for pattern in (r"_htm\.xml$", r"^(?!.*(_cal|_def|_lab|_pre|FilingSummary|primary_doc))"
+                                   r"[\w-]+-\d{8}\.xml$", r"^[\w-]+-\d{8}\.htm$"):
+        found = docs.named(pattern)
+        if found:
+            return found[0]
+    return None
+
+
+_MONTHS = {m: i for i, m in enumerate(("january", "february", "march", "april", "may", "june",
+                                       "july", "august", "september", "october", "november",
+                                       "december"), 1)}
+
+
+def _fiscal_end(facts: FilingFacts) -> str | None:
+    """``0928`` from the cover page's fiscal year end (``--09-28`` or ``September 28``)."""
+    if facts.fiscal_year_end:
+        return facts.fiscal_year_end
+    raw = facts.dei.get("CurrentFiscalYearEndDate", "").strip().lower()
+    match = re.fullmatch(r"([a-z]+)\s+(\d{1,2})", raw)
+    if match and match.group(1) in _MONTHS:
+        return f"{_MONTHS[match.group(1)]:02d}{int(match.group(2)):02d}"
+    return None
