@@ -359,6 +359,7 @@ def build_records(values: dict[tuple[str, str | None, str, str, str], _Value], *
         record.setdefault("concepts", {})[field] = value.concept
         if value.derived:
             record.setdefault("derived", {})[field] = value.derived
+    _shares_of_total(list(rows.values()))
     axis_order = {a: i for i, a in enumerate(AXES.values())}
 
     def sort_key(r: dict[str, Any]) -> tuple[int, str, int, bool, float]:
@@ -371,6 +372,19 @@ def build_records(values: dict[tuple[str, str | None, str, str, str], _Value], *
         raise NotFoundError(f"No member matching '{member_filter}' on the axes read. Members "
                             f"found: {', '.join(sorted({member_label(k[1], labels) for k in values if k[1]})) or 'none'}.")
     return records, sum_checks(records)
+
+
+def _shares_of_total(records: list[dict[str, Any]]) -> None:
+    """Each member's revenue as a fraction of the consolidated revenue of its period."""
+    totals = {(r["dimension"], r["fiscal_period"]): r.get("revenue") for r in records
+              if r["is_total"] and r["segment"] == "Total (consolidated)"}
+    for record in records:
+        total = totals.get((record["dimension"], record["fiscal_period"]))
+        value = record.get("revenue")
+        if record["is_total"] or not isinstance(value, int | float) or not total:
+            continue
+        record["share_of_total"] = round(value / total, 4)
+        record.setdefault("derived", {})["share_of_total"] = "revenue / consolidated revenue"
 
 
 def _member_matches(member: str, labels: dict[str, str], wanted: str) -> bool:
