@@ -16,6 +16,7 @@ requests a second for the whole process (a shared limiter).
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -40,7 +41,7 @@ from dexter.data.filing_text import (
     normalize_item,
     split_items,
 )
-from dexter.data.sec import Company, SecSource
+from dexter.data.sec import Company, SecSource, normalize_accession
 from dexter.data.xbrl import (
     BALANCE_ITEMS,
     CASH_FLOW_ITEMS,
@@ -49,7 +50,9 @@ from dexter.data.xbrl import (
     LineItem,
     build_statement,
     latest_dei_value,
+    statements_from_filing,
 )
+from dexter.data.xbrl_facts import parse_filing
 
 STATEMENT_KEYS = {"income": "income_statements", "balance": "balance_sheets",
                   "cash_flow": "cash_flow_statements"}
@@ -114,9 +117,12 @@ class EdgarSource(SecSource):
 
     async def statements(
         self, kind: StatementKind, ticker: str, *, period: Period = "annual", limit: int = 4,
-        filters: DateFilter = NO_DATES,
+        filters: DateFilter = NO_DATES, accession: str | None = None,
     ) -> DataResult:
-        """Statements built from XBRL company facts, newest first (see ``dexter.data.xbrl``)."""
+        """Statements built from XBRL company facts, newest first (see ``dexter.data.xbrl``);
+        with ``accession``, the statements as that one filing reported them."""
+        if accession:
+            return await self._filing_statements(kind, ticker, accession)
         company = await self.resolve(ticker)
         facts, url = await self._companyfacts(company)
         try:
@@ -146,6 +152,35 @@ class EdgarSource(SecSource):
                       f"(outflows); filings report them as positive amounts.",)
         data: Any = out if kind == "all" else out[STATEMENT_KEYS[kind]]
         return DataResult(data, "SEC EDGAR (XBRL company facts)", (url,), notes)
+
+    async def _filing_statements(self, kind: StatementKind, ticker: str,
+                                 accession: str) -> DataResult:
+        """One 10-K / 10-Q's statements from its own XBRL (its periods and comparatives)."""
+        from dexter.data.fiscal import FiscalCalendar
+        from dexter.data.segments import fiscal_end_of, xbrl_text
+
+        company = await self.resolve_filer(ticker)
+        accn = normalize_accession(accession)
+        text, url, docs = await xbrl_text(self, company, accn)
+        facts = parse_filing(text)
+        consolidated = [(f.concept, f.value, f.context.start, f.context.end) for f in facts.facts
+                        if not f.dims and f.unit.upper() in ("USD", "USD/SHARES", "SHARES")]
+        fiscal = await self.fiscal_year_end(company) or fiscal_end_of(facts) or \
+            (docs.header.get("fiscal_year_end") if docs else None)
+        ends = [e for _, _, s, e in consolidated if s and 350 <= (
+            dt.date.fromisoformat(e) - dt.date.fromisoformat(s)).days <= 380]
+        calendar = FiscalCalendar.parse(fiscal) or FiscalCalendar.infer(ends)
+        source = {"form": facts.dei.get("DocumentType") or (docs.form if docs else ""),
+                  "accession_number": accn, "filed": docs.filed if docs else None, "url": url}
+        kinds = ["income", "balance", "cash_flow"] if kind == "all" else [kind]
+        name = company.ticker or company.name
+        out = {STATEMENT_KEYS[k]: statements_from_filing(consolidated, k, calendar,
+                                                         ticker=name, source_filing=source)
+               for k in kinds}
+        data: Any = out if kind == "all" else out[STATEMENT_KEYS[kind]]
+        return DataResult(data, "SEC EDGAR (filing XBRL)", (url,), (
+            f"As reported in {source['form']} {accn}: its own periods and comparatives, "
+            f"not later restatements.",))
 
     async def company_facts(self, ticker: str) -> DataResult:
         """Profile from the submissions feed plus cover-page share count and public float."""

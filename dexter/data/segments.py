@@ -44,7 +44,6 @@ from dexter.data.sec import (
     Company,
     FilingDocuments,
     SecSource,
-    header_date,
     normalize_accession,
 )
 from dexter.data.xbrl import INCOME_ITEMS
@@ -569,25 +568,14 @@ class SegmentsSource(SecSource):
     async def _read_filing(self, company: Company, filing: dict[str, Any], axis: str | None,
                            fields: list[tuple[str, tuple[str, ...]]]) -> dict[str, Any]:
         accession = filing["accession_number"]
-        urls: list[str] = []
-        docs: FilingDocuments | None = None
-        text: str | None = None
-        document_url = ""
-        primary = filing.get("primary_document")
-        if primary and str(primary).lower().endswith((".htm", ".html")):
-            document_url = filing["url"]
-            text = await self._text(document_url, what=f"{filing.get('filing_type')} {accession}")
-            if not is_inline(text):
-                text = None
-        if text is None:
-            docs = await self.documents(company, accession)
-            urls.extend(docs.urls)
-            doc = _xbrl_document(docs)
-            if doc is None:
-                return {"urls": urls, "axes": [], "slices": [], "labels": {},
-                        "annual_ends": [], "document_url": docs.folder,
-                        "error": f"filing {accession} has no XBRL document"}
-            text, document_url = await self.document_text(docs, doc)
+        try:
+            text, document_url, docs = await xbrl_text(self, company, accession, filing)
+        except NotFoundError as exc:
+            if "no XBRL" not in str(exc):
+                raise
+            return {"urls": [], "axes": [], "slices": [], "labels": {}, "annual_ends": [],
+                    "document_url": "", "error": str(exc)}
+        urls: list[str] = list(docs.urls) if docs else []
         urls.append(document_url)
         facts = parse_filing(text)
         present = available_axes(facts)
@@ -603,9 +591,10 @@ class SegmentsSource(SecSource):
                        and (_days(f.context.start, f.context.end) or 0) in YEAR]
         return {"urls": urls, "axes": present, "labels": labels,
                 "slices": [_slice_dict(s) for s in found], "annual_ends": annual_ends,
-                "document_url": document_url, "fiscal_year_end": _fiscal_end(facts),
-                "form": facts.dei.get("DocumentType", ""),
-                "filed": header_date(docs.header, "FILED AS OF DATE") if docs else None}
+                "document_url": document_url, "fiscal_year_end": fiscal_end_of(facts) or (
+                    docs.header.get("fiscal_year_end") if docs else None),
+                "form": facts.dei.get("DocumentType", "") or (docs.form if docs else ""),
+                "filed": docs.filed if docs else None}
 
     async def _labels(self, company: Company, accession: str, docs: FilingDocuments | None,
                       wanted: set[str]) -> dict[str, str]:
@@ -654,7 +643,28 @@ _MONTHS = {m: i for i, m in enumerate(("january", "february", "march", "april", 
                                        "december"), 1)}
 
 
-def _fiscal_end(facts: FilingFacts) -> str | None:
+async def xbrl_text(source: SecSource, company: Company, accession: str,
+                    filing: dict[str, Any] | None = None) -> tuple[str, str, FilingDocuments | None]:
+    """A filing's XBRL (inline document or instance), its URL, and its document list when
+    one was read: the submissions list's primary document when it is inline XBRL, else the
+    document the filing's listing names. ``NotFoundError`` when the filing has none."""
+    primary = (filing or {}).get("primary_document")
+    if primary and str(primary).lower().endswith((".htm", ".html")):
+        url = str((filing or {})["url"])
+        text = await source._text(url, what=f"{(filing or {}).get('filing_type')} {accession}")
+        if is_inline(text):
+            return text, url, None
+    docs = await source.documents(company, accession)
+    doc = _xbrl_document(docs)
+    if doc is None:
+        raise NotFoundError(f"Filing {accession} has no XBRL document (no inline XBRL, no "
+                            f"instance): it may predate XBRL (2009-2011) or not be a 10-K / "
+                            f"10-Q.")
+    text, url = await source.document_text(docs, doc)
+    return text, url, docs
+
+
+def fiscal_end_of(facts: FilingFacts) -> str | None:
     """``0928`` from the cover page's fiscal year end (``--09-28`` or ``September 28``)."""
     if facts.fiscal_year_end:
         return facts.fiscal_year_end
