@@ -211,7 +211,7 @@ _ORDER: dict[str, int] = {m.field: i for i, m in enumerate(METRICS)}
 _ACRONYMS = {"eps": "EPS", "ebit": "EBIT", "ebitda": "EBITDA", "usd": "USD", "ttm": "TTM",
              "r": "R", "d": "D", "sga": "SG&A", "roe": "ROE", "roa": "ROA", "roic": "ROIC",
              "ev": "EV", "fcf": "FCF", "pe": "P/E", "cik": "CIK", "sec": "SEC",
-             "cusip": "CUSIP", "gaap": "GAAP", "us": "US"}
+             "cusip": "CUSIP", "gaap": "GAAP", "us": "US", "sic": "SIC", "url": "URL"}
 
 
 def metric(field: str) -> Metric | None:

@@ -216,13 +216,21 @@ class EdgarSource(SecSource):
 
     async def filings(
         self, ticker: str, *, filing_types: tuple[str, ...] = (), limit: int = 10,
-        until: Callable[[dict[str, Any]], bool] | None = None,
+        until: Callable[[dict[str, Any]], bool] | None = None, items: tuple[str, ...] = (),
     ) -> DataResult:
         """Filings of the given forms (exact match, e.g. ``10-K``), newest first; with
-        ``until``, older pages are read only until a filing satisfies it."""
+        ``until``, older pages are read only until a filing satisfies it; with ``items``,
+        only 8-Ks reporting one of those items (``2.02``)."""
         company = await self.resolve(ticker)
         wanted = {t.strip().upper() for t in filing_types if t.strip()}
-        rows, urls, notes = await self._all_filings(company, wanted, max(1, limit), until=until)
+        numbers = {i.replace("Item", "").replace("-", "").strip() for i in items if i.strip()}
+
+        def keep(row: dict[str, Any]) -> bool:
+            listed = {x.strip() for x in str(row.get("items", "")).split(",")}
+            return not numbers or bool(numbers & listed)
+
+        rows, urls, notes = await self._all_filings(company, wanted, max(1, limit), until=until,
+                                                    keep=keep)
         return DataResult(rows, "SEC EDGAR (submissions)", tuple(urls), tuple(notes))
 
     async def _find_filing(self, company: Company, accession: str) -> dict[str, Any]:

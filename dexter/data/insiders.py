@@ -57,6 +57,15 @@ TRANSACTION_CODES: dict[str, str] = {
 }
 """Form 4 transaction codes (General Instructions, 8) -> what they mean."""
 
+CODE_WORDS: dict[str, str] = {
+    "P": "purchase", "S": "sale", "V": "voluntary", "A": "grant", "D": "to company",
+    "F": "tax withholding", "I": "discretionary", "M": "option exercise", "C": "conversion",
+    "E": "short expiry", "H": "long expiry", "O": "exercise (OTM)", "X": "option exercise",
+    "G": "gift", "L": "small acquisition", "W": "inheritance", "Z": "voting trust",
+    "J": "other", "K": "equity swap", "U": "tender",
+}
+"""The codes in a word or two, for narrow tables."""
+
 TRADE_FORMS = ("4", "4/A")
 HOLDING_FORMS = ("3", "3/A", "5", "5/A")
 SCAN_FACTOR = 5
