@@ -489,7 +489,9 @@ class SegmentsSource(SecSource):
         ends: list[str] = []
         axes_seen: list[str] = []
         for rank, filing in enumerate(filings):
-            if len(meta) >= wanted or (meta and _periods_found(found, period) >= limit):
+            # a 10-K's comparatives are the years before it; a 10-Q's are a year back
+            if len(meta) >= wanted or (period == "annual" and meta
+                                       and _periods_found(found, period) >= limit):
                 break
             try:
                 parsed = await self._parsed_filing(company, filing, axis, fields)
@@ -651,7 +653,11 @@ async def xbrl_text(source: SecSource, company: Company, accession: str,
     primary = (filing or {}).get("primary_document")
     if primary and str(primary).lower().endswith((".htm", ".html")):
         url = str((filing or {})["url"])
-        text = await source._text(url, what=f"{(filing or {}).get('filing_type')} {accession}")
+        try:
+            text = await source._text(url, what=f"{(filing or {}).get('filing_type')} "
+                                                f"{accession}")
+        except NotFoundError:
+            text = ""  # the listing may still name an XBRL instance
         if is_inline(text):
             return text, url, None
     docs = await source.documents(company, accession)
