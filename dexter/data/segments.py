@@ -221,15 +221,25 @@ def slices(facts: FilingFacts, *, axes: list[str], fields: list[tuple[str, tuple
                 for fact, member in chosen:
                     out.append(Slice(axis, member, field, concept, fact.value,
                                      fact.context.start, fact.context.end, accession))
-                for fact in by_concept.get(concept, []):
-                    if fact.dims == (CONSOLIDATION,):
-                        kind = "segments"
-                    elif not fact.dims:
-                        kind = "consolidated"
-                    else:
-                        continue
-                    out.append(Slice(axis, None, field, concept, fact.value,
-                                     fact.context.start, fact.context.end, accession, kind))
+                # the totals: of the same concept when the filing states one, else the
+                # metric's next concept (Tesla tags segments "Revenues" and the income
+                # statement "RevenueFromContractWithCustomer...")
+                seen: set[tuple[str, str | None, str]] = set()
+                for total_concept in (concept, *[c for c in concepts if c != concept]):
+                    for fact in by_concept.get(total_concept, []):
+                        if fact.dims == (CONSOLIDATION,):
+                            kind = "segments"
+                        elif not fact.dims:
+                            kind = "consolidated"
+                        else:
+                            continue
+                        key = (kind, fact.context.start, fact.context.end)
+                        if key in seen:
+                            continue
+                        seen.add(key)
+                        out.append(Slice(axis, None, field, total_concept, fact.value,
+                                         fact.context.start, fact.context.end, accession,
+                                         kind))
                 break
     return out
 
