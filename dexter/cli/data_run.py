@@ -541,12 +541,22 @@ def _show_filings(console: Any, fetched: Fetched) -> None:
         "primary_document": "Document"}))
 
 
+def _numbered_links(console: Any, rows: list[dict[str, Any]]) -> None:
+    from rich.text import Text
+
+    lines = [f"[{n}] {r['url']}" for n, r in enumerate(rows, 1) if r.get("url")]
+    if lines:
+        console.print(Text(escape_controls("\n".join(lines))))
+
+
 def _show_documents(console: Any, fetched: Fetched) -> None:
     from dexter.cli.data_view import records_view
 
-    console.print(records_view(fetched.title, list(fetched.result.data),
-                               ("document", "document_type", "description", "url"),
-                               headers={"document_type": "Type"}))
+    rows = [{"n": n, **r} for n, r in enumerate(fetched.result.data, 1)]
+    console.print(records_view(fetched.title, rows, ("n", "document", "document_type",
+                                                     "description"),
+                               headers={"n": "#", "document_type": "Type"}))
+    _numbered_links(console, rows)
 
 
 def _show_releases(console: Any, fetched: Fetched) -> None:
@@ -630,9 +640,11 @@ def _show_holdings(console: Any, fetched: Fetched) -> None:
 def _show_search(console: Any, fetched: Fetched) -> None:
     from dexter.cli.data_view import records_view
 
-    console.print(records_view(fetched.title, list(fetched.result.data), (
-        "filing_date", "form", "filer", "ticker", "document_type", "description", "url"),
-        headers={"filing_date": "Filed", "document_type": "Document", "url": "Link"}))
+    rows = [{"n": n, **r} for n, r in enumerate(fetched.result.data, 1)]
+    console.print(records_view(fetched.title, rows, (
+        "n", "filing_date", "form", "filer", "ticker", "document_type", "description"),
+        headers={"n": "#", "filing_date": "Filed", "document_type": "Document"}))
+    _numbered_links(console, rows)
 
 
 def _show_peers(console: Any, fetched: Fetched) -> None:

@@ -26,6 +26,8 @@ AMOUNT_CAPTION = "USD millions, except per-share values and prices (USD) and sha
 def kind_of(field: str) -> str:
     """The lexicon's kind of a field (``amount``, ``per_share``, ``shares``, ``ratio``,
     ``price``, ``count``), or ``text`` for a field it does not know."""
+    if field == "n":
+        return "count"  # a row number
     known = metrics.metric(field)
     return known.kind if known is not None else "text"
 
@@ -87,14 +89,18 @@ def records_view(title: str, records: Sequence[dict[str, Any]], fields: Iterable
     present = [f for f in fields if any(r.get(f) not in (None, "") for r in records)]
     numeric = {f for f in present if kind_of(f) != "text"}
     table = _table(title, caption)
-    for field in present:
+    cells = [[format_cell(r.get(f), f) for f in present] for r in records]
+    for i, field in enumerate(present):
         dated = field.endswith("date") or field in ("date", "report_period", "period_end")
+        # a text column is never narrower than its longest word (up to 14): words wrap,
+        # they are not cut
+        words = [len(w) for row in cells for w in row[i].split()] or [1]
         table.add_column((headers or {}).get(field) or label(field),
                          justify="right" if field in numeric else "left",
                          no_wrap=field in numeric or dated, overflow="fold",
-                         min_width=None if field in numeric or dated else 8)
-    for record in records:
-        table.add_row(*(_text(format_cell(record.get(f), f)) for f in present))
+                         min_width=None if field in numeric or dated else min(14, max(words)))
+    for row in cells:
+        table.add_row(*(_text(cell) for cell in row))
     return table
 
 

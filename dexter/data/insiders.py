@@ -263,6 +263,7 @@ class InsiderSource(SecSource):
                     f"{'' if filters.is_empty() else ' in those dates'}.")
         records: list[dict[str, Any]] = []
         read = failed = 0
+        first_error = ""
         for filing in filings:
             if name and read >= max(1, limit) and records:
                 break
@@ -272,6 +273,7 @@ class InsiderSource(SecSource):
                 if accession:
                     raise
                 failed += 1
+                first_error = first_error or str(exc)
                 notes.append(f"{filing.get('filing_type')} {filing['accession_number']} could "
                              f"not be read: {str(exc).rstrip('.')}.")
                 continue
@@ -281,6 +283,10 @@ class InsiderSource(SecSource):
             if name:
                 rows = [r for r in rows if name_matches(r["owner"], name)]
             records.extend(rows)
+        if not read and failed:
+            raise NotFoundError(f"None of the {failed} latest {what} filings of {company.name} "
+                                f"could be read ({first_error.rstrip('.')}). Try an earlier date "
+                                f"range (--since/--until) or one filing (--accession).")
         if name and not records:
             raise NotFoundError(f"No {what} of {company.name} by anyone named '{name}' in the "
                                 f"{read} latest filings. Check the name (SEC writes it last "
