@@ -20,7 +20,8 @@ from typing import Any
 import pytest
 
 from dexter.data.base import DataError, NotFoundError
-from dexter.data.segments import SegmentsSource, breakdowns, member_label, resolve_axes
+from dexter.data.segments import breakdowns, member_label, resolve_axes
+from dexter.data.segments_source import SegmentsSource
 from dexter.data.xbrl_facts import display_number, parse_filing, parse_labels
 from dexter.testing.fakedata import FakeDataServer
 from tests.sec_helpers import MORE, sec_server, sec_source

@@ -25,7 +25,7 @@ from dexter.data.sec import (
     primary_xml,
     split_submission,
 )
-from dexter.data.segments import SegmentsSource
+from dexter.data.segments_source import SegmentsSource
 from dexter.testing.fakedata import FakeDataServer, RecordedTree, point_settings_at
 from dexter.tools.base import ToolContext
 from dexter.tools.finance import RouterConfig, SourceOptions, finance_tools

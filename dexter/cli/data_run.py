@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from dexter.cli import data_view as views
 from dexter.data.base import (
     DataError,
     DataResult,
@@ -173,7 +174,7 @@ async def _statements(p: dict[str, Any], s: Sources) -> Fetched:
              "cash_flow": "cash flow statements", "all": "financial statements"}
     title = (f"{p['ticker'].upper()} {names[kind]}, "
              f"{'as filed in ' + p['accession'] if p['accession'] else period}")
-    return Fetched(result, title, default_tables(title, result), _show_statements)
+    return Fetched(result, title, default_tables(title, result), views.show_statements)
 
 
 async def _segments(p: dict[str, Any], s: Sources) -> Fetched:
@@ -184,7 +185,7 @@ async def _segments(p: dict[str, Any], s: Sources) -> Fetched:
         p["ticker"], period=period, limit=p["limit"], axis=p["axis"], member=p["member"],
         metrics=tuple(p["metrics"]), accession=p["accession"])
     title = f"{p['ticker'].upper()} segments, {period}"
-    return Fetched(result, title, segment_tables(title, result), _show_segments)
+    return Fetched(result, title, segment_tables(title, result), views.show_segments)
 
 
 async def _facts(p: dict[str, Any], s: Sources) -> Fetched:
@@ -192,7 +193,7 @@ async def _facts(p: dict[str, Any], s: Sources) -> Fetched:
 
     result = await s["sec_edgar"].company_facts(p["ticker"])
     title = f"{p['ticker'].upper()} company facts"
-    return Fetched(result, title, default_tables(title, result), _show_facts)
+    return Fetched(result, title, default_tables(title, result), views.show_facts)
 
 
 async def _filings(p: dict[str, Any], s: Sources) -> Fetched:
@@ -209,14 +210,14 @@ async def _filings(p: dict[str, Any], s: Sources) -> Fetched:
         result = DataResult(rows, "SEC EDGAR (filing index)", docs.urls,
                             tuple(f"{k.replace('_', ' ')}: {v}" for k, v in docs.header.items()
                                   if k in ("filing_date", "form", "period_of_report", "items")))
-        return Fetched(result, f"Documents of filing {accession}", [], _show_documents)
+        return Fetched(result, f"Documents of filing {accession}", [], views.show_documents)
     forms = tuple(f.strip().upper() for f in p["forms"] if f.strip())
     items = tuple(p["items"])
     result = await edgar.filings(p["ticker"], filing_types=forms or (("8-K", "8-K/A") if items
                                                                      else ()),
                                  limit=p["limit"], items=items)
     title = f"{p['ticker'].upper()} filings" + (f" ({', '.join(forms)})" if forms else "")
-    return Fetched(result, title, [], _show_filings)
+    return Fetched(result, title, [], views.show_filings)
 
 
 async def _releases(p: dict[str, Any], s: Sources) -> Fetched:
@@ -226,7 +227,7 @@ async def _releases(p: dict[str, Any], s: Sources) -> Fetched:
     result = await s["sec_edgar_releases"].earnings_releases(
         p["ticker"], limit=p["limit"], accession=p["accession"], filters=filters)
     title = f"{p['ticker'].upper()} earnings releases"
-    return Fetched(result, title, release_tables(title, result), _show_releases,
+    return Fetched(result, title, release_tables(title, result), views.show_releases,
                    show_text=bool(p["text"]))
 
 
@@ -242,7 +243,7 @@ async def _insiders(p: dict[str, Any], s: Sources) -> Fetched:
         result = await source.insider_trades(p["ticker"], limit=p["limit"], name=p["name"],
                                              filters=filters, accession=p["accession"])
     title = f"{p['ticker'].upper()} insider {'holdings' if p['holdings'] else 'transactions'}"
-    return Fetched(result, title, insider_tables(title, result), _show_insiders)
+    return Fetched(result, title, insider_tables(title, result), views.show_insiders)
 
 
 async def _holdings(p: dict[str, Any], s: Sources) -> Fetched:
@@ -256,14 +257,14 @@ async def _holdings(p: dict[str, Any], s: Sources) -> Fetched:
         quarter=p["quarter"], compare_to=p["compare"], accession=p["accession"])
     first = result.data[0] if result.data else {}
     title = f"13F holdings of {first.get('manager') or manager}"
-    return Fetched(result, title, holdings_tables(title, result), _show_holdings)
+    return Fetched(result, title, holdings_tables(title, result), views.show_holdings)
 
 
 async def _search(p: dict[str, Any], s: Sources) -> Fetched:
     result = await s["sec_edgar_fts"].search_filings(
         p["query"], forms=tuple(p["forms"]), start_date=_date(p["since"], "--since"),
         end_date=_date(p["until"], "--until"), entity=p["entity"], limit=p["limit"])
-    return Fetched(result, f"Full-text search: {p['query']}", [], _show_search)
+    return Fetched(result, f"Full-text search: {p['query']}", [], views.show_search)
 
 
 async def _peers(p: dict[str, Any], s: Sources) -> Fetched:
@@ -272,7 +273,7 @@ async def _peers(p: dict[str, Any], s: Sources) -> Fetched:
     result = await s["sec_edgar_peers"].peers(p["ticker"], metric=p["metric"],
                                               period=p["period"], limit=p["limit"], sic=p["sic"])
     title = f"Peers of {p['ticker'].upper()} by {p['metric']}"
-    return Fetched(result, title, peer_tables(title, result), _show_peers)
+    return Fetched(result, title, peer_tables(title, result), views.show_peers)
 
 
 async def _prices(p: dict[str, Any], s: Sources) -> Fetched:
@@ -285,7 +286,7 @@ async def _prices(p: dict[str, Any], s: Sources) -> Fetched:
     result = await s["yahoo_chart"].prices(p["ticker"], interval=interval, start_date=start,
                                            end_date=end)
     title = f"{p['ticker'].upper()} {interval} prices {start} to {end}"
-    return Fetched(result, title, default_tables(title, result), _show_prices)
+    return Fetched(result, title, default_tables(title, result), views.show_prices)
 
 
 _FILTER = re.compile(r"^\s*([a-z_]+)\s*(>=|<=|>|<|==|=)\s*(-?[\d.]+(?:e\d+)?)\s*$", re.I)
@@ -305,7 +306,7 @@ async def _screen(p: dict[str, Any], s: Sources) -> Fetched:
                                     float(match.group(3))))
     result = await s["sec_edgar"].screen(tuple(filters), limit=p["limit"], period=p["period"])
     title = "Screen: " + " and ".join(p["filters"])
-    return Fetched(result, title, default_tables(title, result), _show_screen)
+    return Fetched(result, title, default_tables(title, result), views.show_screen)
 
 
 COMMANDS: dict[str, Command] = {
@@ -464,216 +465,3 @@ def _footer(console: Any, result: DataResult) -> None:
         lines.append(f"  {result.urls[0]}")
     lines.extend(f"Note: {note}" for note in result.notes)
     console.print(Text(escape_controls("\n".join(lines)), style="dim"))
-
-
-# --------------------------------------------------------------------------------------------
-# Terminal views, one per command
-# --------------------------------------------------------------------------------------------
-
-_META = frozenset({"ticker", "report_period", "fiscal_period", "period", "currency",
-                   "period_start", "source_filing", "field_sources", "derived", "restated",
-                   "split_adjusted", "accession_number", "period_label"})
-
-
-def _numeric_fields(records: list[dict[str, Any]]) -> list[str]:
-    out: list[str] = []
-    for record in records:
-        out.extend(k for k, v in record.items() if k not in _META and k not in out
-                   and isinstance(v, int | float) and not isinstance(v, bool))
-    return out
-
-
-def _show_statements(console: Any, fetched: Fetched) -> None:
-    from dexter.cli.data_view import AMOUNT_CAPTION, periods_view
-
-    data = fetched.result.data
-    groups = data if isinstance(data, dict) else {fetched.title: data}
-    for name, records in groups.items():
-        records = [r for r in records if isinstance(r, dict)]
-        if not records:
-            console.print(f"No {name.replace('_', ' ')} in the data.", markup=False)
-            continue
-        title = fetched.title if not isinstance(data, dict) else \
-            f"{fetched.title}: {name.replace('_', ' ')}"
-        console.print(periods_view(title, records, _numeric_fields(records),
-                                   caption=AMOUNT_CAPTION))
-
-
-def _show_segments(console: Any, fetched: Fetched) -> None:
-    from dexter.cli.data_view import AMOUNT_CAPTION, label, pivot_view
-
-    records = [r for r in fetched.result.data if isinstance(r, dict)]
-    for axis in dict.fromkeys(str(r.get("axis")) for r in records):
-        rows = [r for r in records if r.get("axis") == axis]
-        columns = list(dict.fromkeys(str(r.get("fiscal_period")) for r in rows))
-        fields = [f for f in ("revenue", "share_of_total", "operating_income", "gross_profit",
-                              "cost_of_revenue", "net_income", "long_lived_assets")
-                  if any(isinstance(r.get(f), int | float) for r in rows)]
-        fields += [f for f in dict.fromkeys(k for r in rows for k in r.get("concepts", {}))
-                   if f not in fields]
-        for name in fields:
-            names = list(dict.fromkeys(str(r.get("segment")) for r in rows
-                                       if r.get(name) is not None))
-            cells = {(str(r.get("segment")), str(r.get("fiscal_period"))): r.get(name)
-                     for r in rows}
-            ticker = rows[0].get("ticker", "")
-            console.print(pivot_view(f"{ticker} {label(name).lower()} by "
-                                     f"{axis.lower()}", names, columns, cells, name,
-                                     caption="" if name == "share_of_total" else AMOUNT_CAPTION))
-
-
-def _show_facts(console: Any, fetched: Fetched) -> None:
-    from dexter.cli.data_view import pairs_view
-
-    data = fetched.result.data
-    if isinstance(data, dict):
-        console.print(pairs_view(fetched.title, data))
-
-
-def _show_filings(console: Any, fetched: Fetched) -> None:
-    from dexter.cli.data_view import records_view
-
-    console.print(records_view(fetched.title, list(fetched.result.data), (
-        "filing_date", "filing_type", "report_date", "items", "accession_number",
-        "description", "primary_document"), headers={
-        "filing_date": "Filed", "filing_type": "Form", "report_date": "Period",
-        "items": "Items", "accession_number": "Accession", "description": "Description",
-        "primary_document": "Document"}))
-
-
-def _numbered_links(console: Any, rows: list[dict[str, Any]]) -> None:
-    from rich.text import Text
-
-    lines = [f"[{n}] {r['url']}" for n, r in enumerate(rows, 1) if r.get("url")]
-    if lines:
-        console.print(Text(escape_controls("\n".join(lines))))
-
-
-def _show_documents(console: Any, fetched: Fetched) -> None:
-    from dexter.cli.data_view import records_view
-
-    rows = [{"n": n, **r} for n, r in enumerate(fetched.result.data, 1)]
-    console.print(records_view(fetched.title, rows, ("n", "document", "document_type",
-                                                     "description"),
-                               headers={"n": "#", "document_type": "Type"}))
-    _numbered_links(console, rows)
-
-
-def _show_releases(console: Any, fetched: Fetched) -> None:
-    from rich.text import Text
-
-    from dexter.cli.data_view import AMOUNT_CAPTION, periods_view
-
-    show_text = fetched.show_text
-    for release in fetched.result.data:
-        filing = release.get("source_filing") or {}
-        console.print(Text(escape_controls(
-            f"{release.get('title') or 'Earnings release'}\n8-K {release.get('accession_number')}"
-            f" filed {release.get('filing_date')} · {release.get('exhibit')} · "
-            f"{filing.get('url', '')}"), style="bold"))
-        figures = [f for f in release.get("figures") or [] if f.get("period")]
-        if figures:
-            console.print(periods_view("Figures from the release's tables", [
-                {**f, "fiscal_period": f.get("fiscal_period") or f.get("period_label")}
-                for f in figures], _numeric_fields(figures), caption=AMOUNT_CAPTION))
-        outlook = release.get("outlook") or []
-        if outlook:
-            console.print(Text("Outlook and guidance", style="bold"))
-        for paragraph in outlook:
-            console.print(Text(escape_controls(str(paragraph))))
-            console.print()
-        if show_text and release.get("text"):
-            console.print(Text(escape_controls(str(release["text"]))))
-
-
-def _show_insiders(console: Any, fetched: Fetched) -> None:
-    from dexter.cli.data_view import records_view
-    from dexter.data.insiders import CODE_WORDS
-
-    rows = []
-    for record in fetched.result.data:
-        code = str(record.get("transaction_code") or "")
-        rows.append({**record,
-                     "code": f"{code} {CODE_WORDS.get(code, '')}".strip() or "holding",
-                     "acquired_disposed": {"acquired": "A", "disposed": "D"}.get(str(record.get("acquired_disposed"))),
-                     "direct_or_indirect": {"direct": "D", "indirect": "I"}.get(str(record.get("direct_or_indirect"))),
-                     "is_derivative": "yes" if record.get("is_derivative") else None})
-    console.print(records_view(fetched.title, rows, (
-        "transaction_date", "owner", "role", "security", "code", "acquired_disposed",
-        "transaction_shares", "transaction_price_per_share", "transaction_value",
-        "shares_owned_after", "direct_or_indirect", "is_derivative"), headers={
-        "transaction_date": "Date", "code": "Code", "acquired_disposed": "A/D",
-        "transaction_shares": "Shares", "transaction_price_per_share": "Price",
-        "transaction_value": "Value ($m)", "shares_owned_after": "Owned after",
-        "direct_or_indirect": "D/I", "is_derivative": "Deriv."},
-        caption="Code: the SEC's transaction code (S sale, P purchase, A grant, M option "
-                "exercise, F tax withholding, G gift). A/D acquired or disposed; D/I direct or "
-                "indirect ownership."))
-
-
-def _show_holdings(console: Any, fetched: Fetched) -> None:
-    from dexter.cli.data_view import records_view
-
-    rows = list(fetched.result.data)
-    if rows and "status" in rows[0]:
-        fields: tuple[str, ...] = ("issuer", "title_of_class", "cusip", "put_call", "status",
-                                   "shares_before", "shares_after", "shares_change",
-                                   "shares_change_pct", "value_before", "value_after",
-                                   "value_change")
-        title = (f"{fetched.title}: change from {rows[0].get('previous_period')} to "
-                 f"{rows[0].get('report_period')}")
-    else:
-        fields = ("issuer", "title_of_class", "cusip", "value", "shares", "share_type",
-                  "put_call", "investment_discretion")
-        title = f"{fetched.title}, quarter ending {rows[0].get('report_period') if rows else ''}"
-    console.print(records_view(title, rows, fields, caption=(
-        "Values in USD millions. Type: SH shares, PRN principal amount. Discretion: SOLE, "
-        "DFND (shared-defined), OTR (other). Voting authority: --json or --csv."),
-        headers={"title_of_class": "Class", "cusip": "CUSIP", "value": "Value ($m)",
-                 "shares": "Shares", "share_type": "Type", "put_call": "Put/call",
-                 "investment_discretion": "Discretion", "value_before": "Before ($m)",
-                 "value_after": "After ($m)", "value_change": "Change ($m)",
-                 "shares_before": "Shares before", "shares_after": "Shares after",
-                 "shares_change": "Change", "shares_change_pct": "Change %"}))
-
-
-def _show_search(console: Any, fetched: Fetched) -> None:
-    from dexter.cli.data_view import records_view
-
-    rows = [{"n": n, **r} for n, r in enumerate(fetched.result.data, 1)]
-    console.print(records_view(fetched.title, rows, (
-        "n", "filing_date", "form", "filer", "ticker", "document_type", "description"),
-        headers={"n": "#", "filing_date": "Filed", "document_type": "Document"}))
-    _numbered_links(console, rows)
-
-
-def _show_peers(console: Any, fetched: Fetched) -> None:
-    from dexter.cli.data_view import AMOUNT_CAPTION, records_view
-
-    rows = list(fetched.result.data)
-    metric = next((k for k in (rows[0] if rows else {}) if k not in (
-        "ticker", "name", "cik", "sic", "is_subject", "period", "period_end", "source_filing",
-        "rank")), "")
-    console.print(records_view(fetched.title, rows, ("rank", "ticker", "name", metric,
-                                                     "period_end", "is_subject", "cik"),
-                               caption=AMOUNT_CAPTION, headers={"is_subject": "Subject",
-                                                                "cik": "CIK"}))
-
-
-def _show_prices(console: Any, fetched: Fetched) -> None:
-    from dexter.cli.data_view import records_view
-
-    data = fetched.result.data
-    rows = data.get("prices") if isinstance(data, dict) else []
-    console.print(records_view(fetched.title, list(rows or []), (
-        "date", "open", "high", "low", "close", "adj_close", "volume")))
-
-
-def _show_screen(console: Any, fetched: Fetched) -> None:
-    from dexter.cli.data_view import AMOUNT_CAPTION, records_view
-
-    rows = list(fetched.result.data)
-    fields = ["ticker", "name", *[k for k in (rows[0] if rows else {}) if k not in (
-        "ticker", "name", "cik", "period")], "cik"]
-    console.print(records_view(fetched.title, rows, fields, caption=AMOUNT_CAPTION,
-                               headers={"cik": "CIK"}))

@@ -157,7 +157,7 @@ class EdgarSource(SecSource):
                                  accession: str) -> DataResult:
         """One 10-K / 10-Q's statements from its own XBRL (its periods and comparatives)."""
         from dexter.data.fiscal import FiscalCalendar
-        from dexter.data.segments import fiscal_end_of, xbrl_text
+        from dexter.data.segments_source import fiscal_end_of, xbrl_text
 
         company = await self.resolve_filer(ticker)
         accn = normalize_accession(accession)

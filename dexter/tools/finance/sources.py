@@ -29,7 +29,7 @@ from dexter.data.peers import PeersSource
 from dexter.data.ratelimit import SEC_RATE_LIMITER, AsyncRateLimiter
 from dexter.data.releases import EarningsReleaseSource
 from dexter.data.sec import SecSource
-from dexter.data.segments import SegmentsSource
+from dexter.data.segments_source import SegmentsSource
 from dexter.data.yahoo import YAHOO_RATE_LIMITER, YahooChartSource
 
 # What a missing capability needs. Only Financial Datasets has these today.
