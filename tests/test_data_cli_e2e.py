@@ -192,3 +192,28 @@ def test_offline_and_refused(sec: FakeDataServer, tmp_path: Path) -> None:
     refused = data(sec, tmp_path, "facts", "AAPL")
     assert refused.code == 1 and "refused the request" in refused.stderr
     assert "SEC_EDGAR_USER_AGENT" in refused.stderr
+
+
+def test_prices_screen_and_facts_from_the_bundled_fixtures(data: FakeDataServer,
+                                                           tmp_path: Path) -> None:
+    env = cli_env(None, tmp_path, SEC_EDGAR_BASE_URL=data.url, SEC_EDGAR_DATA_URL=data.url,
+                  YAHOO_CHART_BASE_URL=data.url)
+    # Yahoo's chart endpoint, a real recorded reply (tests/fixtures/prices-real)
+    prices = run_cli(["data", "prices", "GS", "--start", "2023-10-02", "--end", "2023-10-09",
+                      "--json"], cwd=tmp_path, env=env)
+    assert prices.code == 0, prices.stderr
+    bars = {b["date"]: b for b in json.loads(prices.stdout)["prices"]}
+    assert bars["2023-10-09"]["close"] == 312.61 and bars["2023-10-02"]["close"] == 318.5
+    table = run_cli(["data", "prices", "GS", "--start", "2023-10-02", "--end", "2023-10-09"],
+                    cwd=tmp_path, env=env)
+    assert "312.61" in table.stdout and "Yahoo Finance" in table.stdout
+    # SEC's XBRL frames (the bundled CY2023 revenue frame)
+    screen = run_cli(["data", "screen", "revenue>3e11", "--period", "CY2023", "--csv"],
+                     cwd=tmp_path, env=env)
+    assert screen.code == 0, screen.stderr
+    rows = list(csv.DictReader(io.StringIO(screen.stdout)))
+    assert [(r["ticker"], int(r["revenue"])) for r in rows] == [("AAPL", 383_285_000_000)]
+    bad = run_cli(["data", "screen", "revenue is big"], cwd=tmp_path, env=env)
+    assert bad.code == 2 and "revenue>1e11" in bad.stderr
+    facts = run_cli(["data", "facts", "AAPL"], cwd=tmp_path, env=env)
+    assert facts.code == 0 and "Apple Inc." in facts.stdout and "0000320193" in facts.stdout

@@ -18,7 +18,7 @@ class GetMarketData(RoutedFinanceTool):
         "news, insider trades and ownership (Forms 3/4/5), institutional holdings (13F: what "
         "a manager holds in a quarter and how it changed) and beneficial (13D/G) holders. "
         "Input: a plain-language query, e.g. 'Why did NVDA move last week?' or 'Apple "
-        "insider sales in August 2024'. No key needed for stock prices (Yahoo Finance), "
+        "insider sales in August 2024'. Stock prices need no key (Yahoo Finance), nor do "
         "insider trades and a manager's 13F holdings (SEC EDGAR); news, crypto, holders of "
         "a company and 13D/G need FINANCIAL_DATASETS_API_KEY."
     )
