@@ -397,12 +397,13 @@ def _member_matches(member: str, labels: dict[str, str], wanted: str) -> bool:
 
 
 def sum_checks(records: list[dict[str, Any]]) -> list[str]:
-    """For each axis, metric and period: whether the members add up to the stated total."""
-    notes: list[str] = []
+    """For each axis and metric: whether the members add up to the stated total in each
+    period (periods with the same outcome share one note)."""
     groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     for record in records:
         for field in record.get("concepts", {}):
             groups.setdefault((record["axis"], field, record["fiscal_period"]), []).append(record)
+    outcomes: dict[tuple[str, str, str], list[tuple[str, str]]] = {}
     for (axis, field, label), group in groups.items():
         members = [(r["segment"], float(r[field])) for r in group if not r["is_total"]
                    and isinstance(r.get(field), int | float)]
@@ -413,21 +414,24 @@ def sum_checks(records: list[dict[str, Any]]) -> list[str]:
         total = totals.get(total_name)
         if total is None or len(members) < 2:
             continue
-        words = field.replace("_", " ")
         whole = sum(v for _, v in members)
+        parts = [] if _same(whole, total) else breakdowns(members, total)
         if _same(whole, total):
-            notes.append(f"{axis}, {words}, {label}: the {len(members)} members add up to "
-                         f"the {total_name.lower()} ({_money(total)}).")
-            continue
-        parts = breakdowns(members, total)
-        if parts:
-            shown = "; ".join(" + ".join(p) for p in parts)
-            notes.append(f"{axis}, {words}, {label}: {shown} = the {total_name.lower()} "
-                         f"({_money(total)}); the axis holds more than one breakdown.")
+            outcome = f"the {len(members)} members add up to the {total_name.lower()}"
+        elif parts:
+            outcome = ("; ".join(" + ".join(p) for p in parts) +
+                       f" each add up to the {total_name.lower()} (the axis holds more than "
+                       f"one breakdown)")
         else:
-            notes.append(f"{axis}, {words}, {label}: the members add up to {_money(whole)}, "
-                         f"the {total_name.lower()} is {_money(total)} (the difference is "
-                         f"eliminations, corporate or unallocated items).")
+            outcome = (f"the members do not add up to the {total_name.lower()} (the "
+                       f"difference is eliminations, corporate or unallocated items)")
+            label = f"{label}: {_money(whole)} against {_money(total)}"
+        outcomes.setdefault((axis, field, outcome), []).append(
+            (label, "" if "against" in label else _money(total)))
+    notes = []
+    for (axis, field, outcome), periods in outcomes.items():
+        shown = ", ".join(f"{p} ({t})" if t else p for p, t in periods)
+        notes.append(f"{axis}, {field.replace('_', ' ')}: {outcome}: {shown}.")
     return notes
 
 
