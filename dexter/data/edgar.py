@@ -33,7 +33,7 @@ from dexter.data.base import (
     ScreenFilter,
     StatementKind,
 )
-from dexter.data.cache import NEVER_EXPIRES, TTL_6H, TTL_24H
+from dexter.data.cache import NEVER_EXPIRES, TTL_6H
 from dexter.data.filing_text import (
     ITEM_CATALOG,
     base_form,
@@ -351,29 +351,8 @@ class EdgarSource(SecSource):
     ) -> tuple[dict[int, tuple[float, str, str]], list[str]]:
         """cik -> (value, entity name, period end) for one field, concepts merged in order."""
         spec = SCREEN_FIELDS[field]
-        frame_period = period
-        if spec.instant:
-            frame_period = (period if period.endswith("I")
-                            else (period + "Q4I" if "Q" not in period else period + "I"))
-        values: dict[int, tuple[float, str, str]] = {}
-        urls: list[str] = []
-        for concept in spec.concepts:
-            url = (f"{self.data_url}/api/xbrl/frames/us-gaap/{concept}/"
-                   f"{spec.unit.replace('/', '-per-')}/{frame_period}.json")
-            try:
-                data, got = await self._get(url, namespace="edgar/frames", ttl=TTL_24H,
-                                            what=f"the {concept} frame for {frame_period}")
-            except NotFoundError:
-                continue
-            urls.append(got)
-            for row in (data.get("data") or []) if isinstance(data, dict) else []:
-                try:
-                    cik = int(row["cik"])
-                    values.setdefault(cik, (float(row["val"]), str(row.get("entityName", "")),
-                                            str(row.get("end", ""))))
-                except (KeyError, TypeError, ValueError):
-                    continue
-        return values, urls
+        values, urls = await self.frame_values(spec.concepts, spec.unit, spec.instant, period)
+        return {cik: (v.value, v.name, v.end) for cik, v in values.items()}, urls
 
     async def screen(
         self, filters: tuple[ScreenFilter, ...], *, currency: str = "USD", limit: int = 25,

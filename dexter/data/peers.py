@@ -25,7 +25,7 @@ from dexter.data.base import Capability, DataError, DataResult, NotFoundError
 from dexter.data.cache import TTL_24H
 from dexter.data.edgar import DERIVED_SCREEN_FIELDS, SCREEN_FIELDS
 from dexter.data.fetching import CachePolicy
-from dexter.data.sec import SecSource
+from dexter.data.sec import FrameValue, SecSource
 
 PAGE = 100
 MAX_PAGES = 5
@@ -120,7 +120,8 @@ class PeersSource(SecSource):
                       "count": PAGE, "start": page * PAGE}
             data, url = await self._fetch(
                 f"{self.base_url}/cgi-bin/browse-edgar", namespace="edgar/sic",
-                policy=CachePolicy(ttl=TTL_24H), what=f"the companies of SIC {code}", params=params, as_json=False)
+                policy=CachePolicy(ttl=TTL_24H), what=f"the companies of SIC {code}",
+                params=params, as_json=False)
             urls.append(url)
             rows = parse_company_list(str(data))
             for row in rows:
@@ -131,39 +132,26 @@ class PeersSource(SecSource):
 
     async def _values(self, field: str, period: str) -> tuple[dict[int, dict[str, Any]], list[str]]:
         needed = DERIVED_SCREEN_FIELDS.get(field, (field,))
-        columns: dict[str, dict[int, dict[str, Any]]] = {}
+        columns: dict[str, dict[int, FrameValue]] = {}
         urls: list[str] = []
         for name in needed:
             spec = SCREEN_FIELDS[name]
-            frame_period = period if not spec.instant or period.endswith("I") else (
-                period + ("Q4I" if "Q" not in period else "I"))
-            column: dict[int, dict[str, Any]] = {}
-            for concept in spec.concepts:
-                url = (f"{self.data_url}/api/xbrl/frames/us-gaap/{concept}/"
-                       f"{spec.unit.replace('/', '-per-')}/{frame_period}.json")
-                try:
-                    data, got = await self._get(url, namespace="edgar/frames", ttl=TTL_24H,
-                                                what=f"the {concept} frame for {frame_period}")
-                except NotFoundError:
-                    continue
-                urls.append(got)
-                for row in (data.get("data") or []) if isinstance(data, dict) else []:
-                    try:
-                        column.setdefault(int(row["cik"]), {
-                            "value": _whole(float(row["val"])), "end": str(row.get("end", "")),
-                            "name": str(row.get("entityName", "")),
-                            "accession": str(row.get("accn", ""))})
-                    except (KeyError, TypeError, ValueError):
-                        continue
-            columns[name] = column
+            columns[name], got = await self.frame_values(spec.concepts, spec.unit, spec.instant,
+                                                         period)
+            urls.extend(got)
+
+        def row(v: FrameValue, value: float) -> dict[str, Any]:
+            return {"value": _whole(value), "end": v.end, "name": v.name,
+                    "accession": v.accession}
+
         if field in SCREEN_FIELDS:
-            return columns[field], urls
+            return {cik: row(v, v.value) for cik, v in columns[field].items()}, urls
         num, den = DERIVED_SCREEN_FIELDS[field]
         out = {}
         for cik, top in columns[num].items():
             bottom = columns[den].get(cik)
-            if bottom and bottom["value"]:
-                out[cik] = {**top, "value": round(top["value"] / bottom["value"], 4)}
+            if bottom is not None and bottom.value:
+                out[cik] = row(top, round(top.value / bottom.value, 4))
         return out, urls
 
     async def _tickers(self) -> dict[int, str]:

@@ -63,6 +63,16 @@ class Company:
 
 
 @dataclass(frozen=True, slots=True)
+class FrameValue:
+    """One company's value in an XBRL frame, and the filing the frame took it from."""
+
+    value: float
+    name: str
+    end: str
+    accession: str
+
+
+@dataclass(frozen=True, slots=True)
 class Document:
     """One document of a filing: its file name, SEC document type (``EX-99.1``, ``4``,
     ``INFORMATION TABLE``; '' when the listing does not say) and, from a full submission,
@@ -330,6 +340,34 @@ class SecSource(HttpSource):
     def filing_index_url(self, cik: int, accession: str) -> str:
         """The archive folder of a filing."""
         return f"{self.base_url}/Archives/edgar/data/{cik}/{accession_path(accession)}/"
+
+    async def frame_values(self, concepts: tuple[str, ...], unit: str, instant: bool,
+                           period: str) -> tuple[dict[int, FrameValue], list[str]]:
+        """CIK -> value of one figure for every company in a calendar period (``CY2024``,
+        ``CY2024Q3``; an instant is read at the period's end), from the XBRL frames of
+        ``concepts`` merged in order (the first concept a company reports wins)."""
+        frame_period = period
+        if instant and not period.endswith("I"):
+            frame_period = period + ("Q4I" if "Q" not in period else "I")
+        values: dict[int, FrameValue] = {}
+        urls: list[str] = []
+        for concept in concepts:
+            url = (f"{self.data_url}/api/xbrl/frames/us-gaap/{concept}/"
+                   f"{unit.replace('/', '-per-')}/{frame_period}.json")
+            try:
+                data, got = await self._get(url, namespace="edgar/frames", ttl=TTL_24H,
+                                            what=f"the {concept} frame for {frame_period}")
+            except NotFoundError:
+                continue
+            urls.append(got)
+            for row in (data.get("data") or []) if isinstance(data, dict) else []:
+                try:
+                    values.setdefault(int(row["cik"]), FrameValue(
+                        float(row["val"]), str(row.get("entityName", "")),
+                        str(row.get("end", "")), str(row.get("accn", ""))))
+                except (KeyError, TypeError, ValueError):
+                    continue
+        return values, urls
 
     # Filing lists -----------------------------------------------------------------------
 

@@ -165,15 +165,30 @@ def parse_filing(text: str | bytes) -> FilingFacts:
     return FilingFacts(tuple(facts), _dei(root, inline))
 
 
+class _Facts:
+    """Facts as they are found, each (concept, context, unit) once."""
+
+    def __init__(self, contexts: dict[str, Context], units: dict[str, str]) -> None:
+        self.contexts, self.units = contexts, units
+        self.found: list[XbrlFact] = []
+        self._seen: set[tuple[str, str, str]] = set()
+
+    def add(self, concept: str, value: float, context_id: str, unit_id: str,
+            decimals: str) -> None:
+        context = self.contexts.get(context_id)
+        key = (concept, context_id, unit_id)
+        if context is None or not concept or key in self._seen:
+            return
+        self._seen.add(key)
+        self.found.append(XbrlFact(concept, value, self.units.get(unit_id, unit_id), context,
+                                   decimals))
+
+
 def _inline_facts(root: etree._Element, contexts: dict[str, Context],
                   units: dict[str, str]) -> list[XbrlFact]:
-    seen: set[tuple[str, str, str]] = set()
-    facts: list[XbrlFact] = []
+    facts = _Facts(contexts, units)
     for node in descendants(root, "nonfraction"):
-        concept, context_id, unit_id = attr(node, "name"), attr(node, "contextref"), \
-            attr(node, "unitref")
-        context = contexts.get(context_id)
-        if not concept or context is None or attr(node, "nil").lower() == "true":
+        if attr(node, "nil").lower() == "true":
             continue
         shown = display_number("".join(str(t) for t in node.itertext()), attr(node, "format"))
         if shown is None:
@@ -183,15 +198,9 @@ def _inline_facts(root: etree._Element, contexts: dict[str, Context],
         except ValueError:
             scale = 0
         value = shown * (10 ** scale)
-        if attr(node, "sign") == "-":
-            value = -value
-        key = (concept, context_id, unit_id)
-        if key in seen:
-            continue
-        seen.add(key)
-        facts.append(XbrlFact(concept, value, units.get(unit_id, unit_id), context,
-                              attr(node, "decimals")))
-    return facts
+        facts.add(attr(node, "name"), -value if attr(node, "sign") == "-" else value,
+                  attr(node, "contextref"), attr(node, "unitref"), attr(node, "decimals"))
+    return facts.found
 
 
 _NOT_FACTS = frozenset({"context", "unit", "schemaref", "linkbaseref", "roleref", "arcroleref",
@@ -200,27 +209,19 @@ _NOT_FACTS = frozenset({"context", "unit", "schemaref", "linkbaseref", "roleref"
 
 def _instance_facts(root: etree._Element, contexts: dict[str, Context],
                     units: dict[str, str]) -> list[XbrlFact]:
-    facts: list[XbrlFact] = []
-    seen: set[tuple[str, str, str]] = set()
+    facts = _Facts(contexts, units)
     for node in root:
         if not isinstance(node.tag, str) or local(node.tag) in _NOT_FACTS:
             continue
-        context = contexts.get(attr(node, "contextref"))
         unit_id = attr(node, "unitref")
-        if context is None or not unit_id:
+        if not unit_id:
             continue
         try:
             value = float((node.text or "").strip())
         except ValueError:
             continue
-        concept = _qname(node)
-        key = (concept, attr(node, "contextref"), unit_id)
-        if key in seen:
-            continue
-        seen.add(key)
-        facts.append(XbrlFact(concept, value, units.get(unit_id, unit_id), context,
-                              attr(node, "decimals")))
-    return facts
+        facts.add(_qname(node), value, attr(node, "contextref"), unit_id, attr(node, "decimals"))
+    return facts.found
 
 
 def _qname(node: etree._Element) -> str:
