@@ -90,6 +90,22 @@ def non_system_messages(request: RecordedRequest) -> list[dict[str, Any]]:
     return [m for m in request.body["messages"] if m.get("role") != "system"]
 
 
+def assert_compacted_view(request: RecordedRequest, route: Route) -> None:
+    """The request right after a compaction: the system prompt, then the query, then the
+    summary (two user messages on OpenAI; one user turn of two text blocks on Anthropic)."""
+    if route == "openai":
+        assert [m["role"] for m in request.body["messages"]] == ["system", "user", "user"]
+    else:
+        assert _text(request.body["system"]).strip()
+        [turn] = request.body["messages"]
+        assert turn["role"] == "user" and [b["type"] for b in turn["content"]] == ["text", "text"]
+    query, summary = user_texts(request) if route == "openai" else \
+        [b["text"] for b in request.body["messages"][0]["content"]]
+    assert query == QUERY
+    assert summary.count("Summary:") == 1 and QUERY not in summary
+    assert not tool_results(request)
+
+
 def has_tools(request: RecordedRequest) -> bool:
     return bool(request.body.get("tools"))
 
@@ -246,8 +262,12 @@ def test_a_120_kb_result_is_saved_with_a_preview_and_read_back(
 
 
 # ---------------------------------------------------------------------------------------
-# 3. over the threshold: memory flush, then compaction with no tools, then a fresh view
+# 3. over the threshold, separate side requests (side_requests = "separate", as for a
+#    provider without prompt caching): memory flush, then compaction with no tools
 # ---------------------------------------------------------------------------------------
+
+SEPARATE = {"DEXTER_CONTEXT_SIDE_REQUESTS": "separate"}
+
 
 @pytest.mark.parametrize(("model", "fast_model", "route"), PROVIDERS)
 def test_over_the_threshold_flushes_memory_then_compacts(
@@ -265,7 +285,7 @@ def test_over_the_threshold_flushes_memory_then_compacts(
         Reply(text="Margins rose.", usage=Usage(2_000, 10)),
     )
     result = ask(fake, tmp_path, model, "--json", "--trace",
-                 env={"DEXTER_MEMORY_ENABLED": "true", **SMALL_WINDOW})
+                 env={"DEXTER_MEMORY_ENABLED": "true", **SMALL_WINDOW, **SEPARATE})
     requests = fake.requests_for(route)
     assert len(requests) == 4
     first, flush_call, compaction_call, after = requests
@@ -284,15 +304,10 @@ def test_over_the_threshold_flushes_memory_then_compacts(
     assert all(p in sent for p in planted.values())
     assert "Numerical Data" in sent
 
-    # afterwards: the system prompt and one user message with the query and the summary
-    rest = non_system_messages(after)
-    assert len(rest) == 1 and rest[0]["role"] == "user"
-    if route == "openai":
-        assert [m["role"] for m in after.body["messages"]] == ["system", "user"]
-    else:
-        assert _text(after.body["system"]).strip()
-    [summary] = user_texts(after)
-    assert QUERY in summary and "Summary:" in summary
+    # afterwards: the system prompt, the query and the summary after it
+    assert_compacted_view(after, route)
+    summary = user_texts(after)[-1]
+    assert "Summary:" in summary
     assert all(p in summary for p in planted.values())
     assert "<analysis>" not in summary and "DRAFT-ANALYSIS" not in summary
     assert not tool_results(after)
@@ -346,7 +361,7 @@ def test_three_failed_compactions_fall_back_to_truncation_and_stop_trying(
         Reply(text="Done with what is left."),
     )
     result = ask(fake, tmp_path, model, "--json",
-                 env={"DEXTER_CONTEXT_TRUNCATE_KEEP_ROUNDS": "1", **SMALL_WINDOW})
+                 env={"DEXTER_CONTEXT_TRUNCATE_KEEP_ROUNDS": "1", **SMALL_WINDOW, **SEPARATE})
     fake.assert_all_consumed()
     requests = fake.requests_for(route)
     assert [r.body["model"] for r in requests] == [
