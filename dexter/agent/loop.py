@@ -154,6 +154,8 @@ class Agent:
         self._last_stage = StageResult([])
         self._partial = ""
         self._response: ModelResponse | None = None
+        self._sent_tools: tuple[ToolSpec, ...] | None = None
+        """The tool definitions of the last main request (a side request repeats them)."""
 
     @property
     def _tool_specs(self) -> tuple[ToolSpec, ...]:
@@ -428,6 +430,7 @@ class Agent:
             # the side requests repeat this request byte for byte (context.continuation)
             request = continuation.main_request(self._messages, self._tool_specs,
                                                 self.settings.max_output_tokens)
+            self._sent_tools = request.tools
             started = time.monotonic()
             basis = self._estimate()
             try:
@@ -504,7 +507,10 @@ class Agent:
         form = self.settings.context.side_requests
         if form == "separate" or (form == "auto" and not self.setup.prompt_cache):
             return None
-        return continuation.Continuation(model=self.setup.model, tools=self._tool_specs,
+        # the tools of the request before, not those bound since (mcp_search may bind
+        # more during the turn): the side request repeats that request's prefix
+        tools = self._sent_tools if self._sent_tools is not None else self._tool_specs
+        return continuation.Continuation(model=self.setup.model, tools=tools,
                                          window=self.setup.context_window,
                                          memory_dir=self.setup.memory_dir)
 
