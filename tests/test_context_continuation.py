@@ -100,6 +100,9 @@ def test_the_flush_instruction_keeps_the_durable_facts_rules() -> None:
     assert DURABLE_FACTS in combined and "<memory>" in combined
     assert f"write exactly {NO_MEMORY_TOKEN} inside the <memory> block" in combined
     assert combined.index("<memory>") < combined.index("<analysis>") < combined.index("<summary>")
+    last = combined.rstrip().splitlines()[-1]
+    assert last.index("<memory>") < last.index("<analysis>") < last.index("<summary>")
+    assert "<memory>" not in instruction("compaction", "q")
 
 
 # ---------------------------------------------------------------------------------------

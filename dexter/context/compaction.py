@@ -180,17 +180,22 @@ def build_continuation_prompt(query: str, restored: Sequence[str] = (), *,
     ``extra_task`` and ``reply_opening`` add the memory flush's part (the combined side
     request of ``dexter.context.continuation``).
     """
-    task = ("The research conversation above ran out of context space. Summarize it so the "
-            "work can continue from your summary alone.")
+    summarize = "Summarize it so the work can continue from your summary alone."
+    closing = _CONTINUATION_CLOSING
     if extra_task:
-        task = f"{task} Two parts, in this order.\n\nPart 1. {extra_task}\n\nPart 2. The summary."
+        task = ("The research conversation above ran out of context space. Two tasks, in this "
+                f"order.\n\nTask 1. {extra_task}\n\nTask 2. The summary. {summarize}")
+        closing = closing.replace("Write the <analysis> block",
+                                  "Write the <memory> block, then the <analysis> block")
+    else:
+        task = f"The research conversation above ran out of context space. {summarize}"
     material = ("\n\n" + RESTORED_TITLE + ":\n" + "\n\n".join(restored)) if restored else ""
     return (
         f"{CONTINUATION_OPENING}\n\n"
         f"{task}\n\n"
         f"{summary_instructions(reply_opening)}\n\n"
         f"Original query:\n{query}{material}\n\n"
-        f"{_CONTINUATION_CLOSING}"
+        f"{closing}"
     )
 
 
