@@ -151,6 +151,13 @@ def write_notes(cwd: Path, count: int) -> dict[int, str]:
     return planted
 
 
+def read_three_notes(route: Route, input_tokens: int, text: str = "") -> Reply:
+    """The model's first turn: read ``data/note_01..03.txt`` at once, reporting
+    ``input_tokens`` for the request (over the threshold, in these tests)."""
+    return Reply(text=text, usage=Usage(input_tokens, 60),
+                 tool_calls=[read(route, f"n{n}", f"data/note_{n:02d}.txt") for n in (1, 2, 3)])
+
+
 # ---------------------------------------------------------------------------------------
 # 1. microcompact over a long run
 # ---------------------------------------------------------------------------------------
@@ -275,8 +282,7 @@ def test_over_the_threshold_flushes_memory_then_compacts(
 ) -> None:
     planted = write_notes(tmp_path, 3)
     fake.enqueue(
-        Reply(tool_calls=[read(route, f"n{n}", f"data/note_{n:02d}.txt") for n in (1, 2, 3)],
-              usage=Usage(OVER_THRESHOLD, 60)),
+        read_three_notes(route, OVER_THRESHOLD),
         Reply(text="- The user follows NVDA's gross margin for a long-term position."),
         Reply(text="<analysis>DRAFT-ANALYSIS walking through three notes</analysis>\n"
                    "<summary>\n## 1. Original Query and Intent\nNVDA gross margin.\n"
@@ -382,9 +388,7 @@ def test_flush_and_compaction_continue_the_main_conversation(
 ) -> None:
     planted = write_notes(tmp_path, 3)
     fake.enqueue(
-        Reply(text="Reading the three notes.",
-              tool_calls=[read(route, f"n{n}", f"data/note_{n:02d}.txt") for n in (1, 2, 3)],
-              usage=Usage(OVER_CONTINUE, 60)),
+        read_three_notes(route, OVER_CONTINUE, "Reading the three notes."),
         combined_reply(planted),
         Reply(text="Margins rose.", usage=Usage(2_000, 10)),
     )
@@ -445,8 +449,7 @@ def test_a_tool_call_in_reply_to_the_side_request_runs_no_tool(
     planted = write_notes(tmp_path, 3)
     (tmp_path / "data" / "secret.txt").write_text("SECRET-NOT-FOR-THE-MODEL", encoding="utf-8")
     fake.enqueue(
-        Reply(tool_calls=[read(route, f"n{n}", f"data/note_{n:02d}.txt") for n in (1, 2, 3)],
-              usage=Usage(OVER_CONTINUE, 60)),
+        read_three_notes(route, OVER_CONTINUE),
         Reply(text="One more file first.",
               tool_calls=[read(route, "sneaky", "data/secret.txt")]),   # the side request
         Reply(text="- The user follows NVDA's gross margin."),         # the separate flush
@@ -482,8 +485,7 @@ def test_a_window_that_cannot_hold_the_continuation_gets_the_separate_compaction
     # 30,000 of a 40,000 window in use: the summary's 8,192 output tokens do not fit on top
     planted = write_notes(tmp_path, 3)
     fake.enqueue(
-        Reply(tool_calls=[read(route, f"n{n}", f"data/note_{n:02d}.txt") for n in (1, 2, 3)],
-              usage=Usage(OVER_THRESHOLD, 60)),
+        read_three_notes(route, OVER_THRESHOLD),
         Reply(text="<summary>" + " ".join(planted.values()) + "</summary>"),
         Reply(text="Margins rose.", usage=Usage(2_000, 10)),
     )
@@ -553,8 +555,7 @@ def test_a_provider_without_prompt_caching_keeps_the_separate_side_requests(
                       'api_key_env = "PLAIN_API_KEY"\n', encoding="utf-8")
     planted = write_notes(tmp_path, 3)
     fake.enqueue(
-        Reply(tool_calls=[read("openai", f"n{n}", f"data/note_{n:02d}.txt") for n in (1, 2, 3)],
-              usage=Usage(OVER_CONTINUE, 60)),
+        read_three_notes("openai", OVER_CONTINUE),
         Reply(text="- The user follows NVDA's gross margin."),
         Reply(text="<summary>" + " ".join(planted.values()) + "</summary>"),
         Reply(text="Margins rose.", usage=Usage(2_000, 10)),

@@ -193,9 +193,10 @@ async def manage_context_threshold(
 
     if compact_due:
         if combined is None:
-            yield Compaction(phase="start", pre_tokens=used,
-                             model=cont.model.model if cont is not None and plan.compaction
-                             == "continuation" else compaction_model)
+            start_model = compaction_model
+            if cont is not None and plan.compaction == "continuation":
+                start_model = cont.model.model
+            yield Compaction(phase="start", pre_tokens=used, model=start_model)
         try:
             first_summary = combined[1] if combined is not None else None
             result = await _compact(inputs, compactor, messages, first_summary,
