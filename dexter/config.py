@@ -53,6 +53,8 @@ class ContextSettings:
     keep_thinking: int = 2
     max_calls_per_tool: int = 3
     similarity_threshold: float = 0.7
+    side_requests: str = "auto"
+    """How the memory flush and compaction are sent (one of ``SIDE_REQUEST_FORMS``)."""
 
 
 @dataclass
@@ -262,6 +264,12 @@ RANGES: dict[str, Range] = {
 """The allowed values of every numeric setting, by dotted key (``section.key``; the values
 of ``[context_windows]`` are ``context_windows.*``). ``load_settings`` checks them all, and
 ``config.example.toml`` writes each next to its key; a test keeps the three in step."""
+
+SIDE_REQUEST_FORMS = ("auto", "continuation", "separate")
+"""``[context] side_requests``: ``auto`` sends the memory flush and compaction as a
+continuation of the conversation when the provider caches prompt prefixes and the window
+holds it, ``continuation`` does so for any provider (a server with its own prefix cache),
+``separate`` always sends them as their own smaller requests."""
 
 URL_KEYS = ("tools.financial_datasets_base_url", "tools.sec_edgar_base_url",
             "tools.sec_edgar_data_url", "tools.sec_edgar_fts_url", "tools.yahoo_chart_base_url")
@@ -645,3 +653,8 @@ def _validate(settings: Settings, sources: dict[str, str] | None = None) -> None
         raise ConfigError(f"{_where(dotted, sources)}: [context] preview_chars = "
                           f"{ctx.preview_chars} is out of range; allowed: at most "
                           f"max_tool_result_chars ({ctx.max_tool_result_chars:,}).")
+    if ctx.side_requests not in SIDE_REQUEST_FORMS:
+        dotted = "context.side_requests"
+        raise ConfigError(f"{_where(dotted, sources)}: [context] side_requests = "
+                          f"{_shown(ctx.side_requests)} is not one of "
+                          f"{', '.join(SIDE_REQUEST_FORMS)}.")
