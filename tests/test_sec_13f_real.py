@@ -135,6 +135,29 @@ def test_quarters() -> None:
         quarter_end("spring")
 
 
+def _submissions(rows: list[tuple[str, str, str, str]]) -> dict[str, Any]:
+    """A manager's submissions feed (SEC's layout: parallel arrays), hand-made around the
+    recorded ACTIAM filing."""
+    return {"cik": "1619124", "name": "ACTIAM N.V.", "filings": {"recent": {
+        "accessionNumber": [r[0] for r in rows], "form": [r[1] for r in rows],
+        "filingDate": [r[2] for r in rows], "reportDate": [r[3] for r in rows],
+        "primaryDocument": ["xslForm13F_X02/primary_doc.xml"] * len(rows)}}}
+
+
+async def test_a_quarter_from_the_managers_filing_list(sec_server: FakeDataServer) -> None:
+    sec_server.route("/submissions/CIK0001619124.json", _submissions([
+        ("0001619124-21-000009", "13F-HR", "2021-05-14", "2021-03-31"),
+        ("0001619124-21-000002", "13F-HR", "2021-02-12", "2020-12-31"),
+        ("0001619124-20-000007", "13F-NT", "2020-11-13", "2020-09-30")]))
+    result = await holdings(sec_server, filer_cik="1619124", quarter="Q4 2020", limit=0)
+    assert sum(r["value"] for r in result.data) == 732_158_000
+    assert result.data[0]["source_filing"]["accession_number"] == "0001619124-21-000002"
+    with pytest.raises(DataError) as err:
+        await holdings(sec_server, filer_cik="1619124", quarter="2019Q4")
+    assert "No 13F-HR of ACTIAM N.V. for the quarter ending 2019-12-31" in str(err.value)
+    assert "Quarters filed: 2021-03-31, 2020-12-31" in str(err.value)
+
+
 async def test_who_holds_a_company_is_not_keyless(sec_server: FakeDataServer) -> None:
     with pytest.raises(DataError, match="cannot list who holds AAPL"):
         await holdings(sec_server, ticker="AAPL")

@@ -341,8 +341,12 @@ class HoldingsSource(SecSource):
     async def _quarter_report(self, manager: Company, quarter: str | None) -> dict[str, Any]:
         """The report of a quarter (the latest when None): the original 13F-HR, a later
         restatement instead, plus the holdings any new-holdings amendment adds."""
+        if not manager.title:  # a manager known by its CIK alone: its name from the feed
+            subs, _ = await self._submissions(manager)
+            manager = Company(manager.cik, manager.ticker, str(subs.get("name") or ""))
+        # the latest quarter is among the newest filings; an older one may need older pages
         rows, urls, notes = await self._all_filings(
-            manager, set(FORMS), 200,
+            manager, set(FORMS), 200 if quarter else 8,
             until=(lambda r: str(r.get("report_date", "")) < quarter) if quarter else None)
         if not rows:
             raise NotFoundError(f"{manager.title or manager.name} (CIK {manager.cik}) has no "
