@@ -109,6 +109,7 @@ class ToolSettings:
     financial_datasets_base_url: str = "https://api.financialdatasets.ai"
     sec_edgar_base_url: str = "https://www.sec.gov"
     sec_edgar_data_url: str = "https://data.sec.gov"
+    sec_edgar_fts_url: str = "https://efts.sec.gov/LATEST"
     sec_user_agent: str = "dexter-research-agent/0.1 (contact: dexter@example.com)"
     keyless_prices: bool = True
     yahoo_chart_base_url: str = "https://query1.finance.yahoo.com"
@@ -271,7 +272,7 @@ holds it, ``continuation`` does so for any provider (a server with its own prefi
 ``separate`` always sends them as their own smaller requests."""
 
 URL_KEYS = ("tools.financial_datasets_base_url", "tools.sec_edgar_base_url",
-            "tools.sec_edgar_data_url", "tools.yahoo_chart_base_url")
+            "tools.sec_edgar_data_url", "tools.sec_edgar_fts_url", "tools.yahoo_chart_base_url")
 """Settings that must be an ``http(s)://host...`` URL (``[providers.*] base_url`` too, when set)."""
 
 _SECTIONS = {"context": ContextSettings, "memory": MemorySettings, "tools": ToolSettings,
@@ -291,6 +292,7 @@ _ENV_ALIASES = {
     "FINANCIAL_DATASETS_BASE_URL": "tools.financial_datasets_base_url",
     "SEC_EDGAR_BASE_URL": "tools.sec_edgar_base_url",
     "SEC_EDGAR_DATA_URL": "tools.sec_edgar_data_url",
+    "SEC_EDGAR_FTS_URL": "tools.sec_edgar_fts_url",
     "SEC_EDGAR_USER_AGENT": "tools.sec_user_agent",
     "DEXTER_KEYLESS_PRICES": "tools.keyless_prices",
     "YAHOO_CHART_BASE_URL": "tools.yahoo_chart_base_url",

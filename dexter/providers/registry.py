@@ -369,7 +369,9 @@ def missing_key_message(resolved: ResolvedModel) -> str:
     return (
         f"No API key for {provider.display_name} (model {resolved.name}). Set {var} in a .env "
         f"file in this directory or export it in your shell (export {var}=...), then run "
-        "again. Or pick another model with --model."
+        "again. Or pick another model with --model. Without any key, 'dexter data' reads "
+        "the data itself: statements, segments, filings, insider trades, 13F holdings "
+        "(try: dexter data statements AAPL)."
     )
 
 
