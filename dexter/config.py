@@ -130,6 +130,7 @@ class BashSettings:
     memory_mb: int = 4096
     max_processes: int = 512
     max_file_mb: int = 2048
+    tmp_mb: int = 1024
 
 
 @dataclass
@@ -253,6 +254,7 @@ RANGES: dict[str, Range] = {
     "bash.memory_mb": Range(16, 1_048_576, "MiB", zero="no limit"),
     "bash.max_processes": Range(1, 1_000_000, zero="no limit"),
     "bash.max_file_mb": Range(1, 1_048_576, "MiB", zero="no limit"),
+    "bash.tmp_mb": Range(1, 1_048_576, "MiB", zero="no limit"),
     "mcp.max_schema_share": Range(0, 1, zero="always search", low_open=True),
     "mcp.startup_timeout": Range(0.1, 600, "seconds"),
     "mcp.call_timeout": Range(0.1, 3_600, "seconds"),
@@ -305,6 +307,21 @@ def default_config_file() -> Path:
     from platformdirs import user_config_dir
 
     return Path(user_config_dir("dexter")) / "config.toml"
+
+
+def files_read_at_start(settings: Settings, cwd: Path) -> tuple[Path, ...]:
+    """Every file and folder dexter reads its configuration from when it starts in ``cwd``:
+    the TOML file (the one in use, and the default place), the user config folder (skills
+    beside ``config.toml``), the working directory's ``.env`` and ``dexter.toml``, its
+    ``.dexter`` folder (project skills and settings) and ``DEXTER_HOME`` (settings.json,
+    rules, memory). The shell sandbox keeps commands from creating or changing any of them
+    (``dexter.sandbox.policy``); keep this list in step with what start-up reads."""
+    default = default_config_file()
+    paths = [default, default.parent, cwd / ".env", cwd / "dexter.toml", cwd / ".dexter",
+             Path(settings.home).expanduser()]
+    if settings.config_path:
+        paths.insert(0, Path(settings.config_path).expanduser())
+    return tuple(dict.fromkeys(Path(os.path.abspath(p)) for p in paths))
 
 
 def load_dotenv_file(cwd: Path | None = None) -> None:

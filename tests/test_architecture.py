@@ -64,4 +64,4 @@ def test_the_event_union_lists_every_event_once() -> None:
     assert {
         "thinking", "tool_limit", "tool_approval", "tool_denied", "microcompact", "compaction",
         "memory_flush", "memory_recalled", "context_cleared", "queue_drain", "provider_retry",
-        "verification", "done"} == events.RECORDED_EVENT_TYPES
+        "verification", "sandbox_alert", "done"} == events.RECORDED_EVENT_TYPES

@@ -19,6 +19,7 @@ from dexter.context.results import result_file_stem
 from dexter.events import (
     ApprovalChoice,
     Event,
+    SandboxAlert,
     SubagentStatus,
     ToolApproval,
     ToolDenied,
@@ -222,6 +223,9 @@ class ToolExecutor:
                            duration_ms=duration))
             self._record(call, args, content, duration, is_error, urls)
             return ToolResultMessage(call.id, call.name, content, is_error=True), False
+        if output.alerts:
+            emit(SandboxAlert(tool=call.name, findings=tuple(scrub(a) for a in output.alerts),
+                              tool_call_id=call.id))
         source = self._register(tool, call.name, args, output, content, urls)
         sid, title = (source.id, source.title) if source is not None else ("", "")
         emit(ToolEnd(tool=call.name, args=args, result=content, duration_ms=duration,

@@ -166,11 +166,15 @@ def build_session(
 
 
 def shell_notice(session: Session) -> str:
-    """The one-time start-up warning when the bash tool runs without a sandbox ('' if none)."""
+    """The one-time start-up warning when the bash tool runs without a sandbox, or in one
+    that cannot give every protection on this machine ('' if none)."""
     setup = session.agent.setup
     runner = setup.shell_sandbox
-    if runner is None or runner.status.active or not any(t.name == "bash" for t in setup.tools):
+    if runner is None or not any(t.name == "bash" for t in setup.tools):
         return ""
+    if runner.status.active:
+        # a sandbox that cannot give every protection here says which, once
+        return f"{runner.status.describe()} See 'dexter sandbox'." if runner.status.weaker else ""
     return (f"{runner.status.describe()} Shell commands run with your full rights: each one "
             "that is not provably read-only asks first, and --yes does not approve them. "
             "See 'dexter sandbox'.")

@@ -37,6 +37,7 @@ from dexter.events import (
     MemoryFlush,
     ProviderRetry,
     RunStart,
+    SandboxAlert,
     StreamProgress,
     Thinking,
     ToolApproval,
@@ -484,6 +485,10 @@ class LiveRenderer:
             case ToolLimit(warning=warning):
                 self._print_apart(_hanging(Text("  ! ", style=WARNING),
                                            Text(truncate(one_line(warning), 100), style=WARNING)))
+            case SandboxAlert(findings=findings):
+                self._print_apart(*(_hanging(Text("  ! ", style=ERROR),
+                                             Text("Sandbox: " + one_line(f), style=ERROR))
+                                    for f in findings))
             case ToolApproval():
                 self._approval(event)
             case ToolDenied():

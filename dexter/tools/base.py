@@ -84,7 +84,8 @@ class ToolOutput:
     ``title`` says what the data is (default: the tool and its main argument);
     ``source_urls`` are its links (SEC filing, web page; default: a ``path`` or ``url``
     argument); ``tables`` are the records it fetched, as numbers (default: those of a JSON
-    result).
+    result); ``alerts`` are what the user must be told about the call (the sandbox rolled
+    back what a command did to a protected path), shown as a ``sandbox_alert`` event.
     """
 
     content: str
@@ -92,6 +93,7 @@ class ToolOutput:
     is_error: bool = False
     title: str = ""
     tables: tuple[DataTable, ...] = ()
+    alerts: tuple[str, ...] = ()
 
 
 class Tool(ABC, Generic[P]):
