@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from dexter.evidence.documents import Document
 from dexter.evidence.tables import DataTable
 from dexter.failures import ToolFailure as ToolFailure
 
@@ -84,7 +85,7 @@ class ToolOutput:
     ``title`` says what the data is (default: the tool and its main argument);
     ``source_urls`` are its links (SEC filing, web page; default: a ``path`` or ``url``
     argument); ``tables`` are the records it fetched, as numbers (default: those of a JSON
-    result).
+    result); ``documents`` the filings whose text it read.
     """
 
     content: str
@@ -92,6 +93,7 @@ class ToolOutput:
     is_error: bool = False
     title: str = ""
     tables: tuple[DataTable, ...] = ()
+    documents: tuple[Document, ...] = ()
 
 
 class Tool(ABC, Generic[P]):
