@@ -18,6 +18,7 @@ import csv
 import io
 import re
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 
 from dexter import metrics
 from dexter.evidence.tables import MAX_ROWS, MAX_TABLES, Cell, Column, DataTable
@@ -37,21 +38,53 @@ _DELIMITER_ROW = re.compile(r"^\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
 _CURRENCIES = {"$": "USD", "€": "EUR", "£": "GBP", "¥": "JPY"}
 
 
-def parse_number(text: str) -> tuple[float, str] | None:
-    """A written number as ``(value, kind)``: kind ``%`` (value as a fraction), a currency
-    code (``USD``) or ''. None when the text is not a number."""
+@dataclass(frozen=True, slots=True)
+class Written:
+    """A number as someone wrote it: its value (a percentage as a fraction) and how it
+    was written, so a workbook can show it the same way."""
+
+    value: float
+    decimals: int
+    currency: str = ""
+    """The symbol written before it (``$``), or ''."""
+    scale: str = ""
+    """The scale letter written after it (``B``, ``bn``, ``M``), or ''."""
+    percent: bool = False
+    parentheses: bool = False
+    grouped: bool = False
+    """Written with thousands separators."""
+
+
+def parse_written(text: str) -> Written | None:
+    """A written number (``$119.6B``, ``(9,447)``, ``46.2%``, ``2.40``), or None when the
+    text is not one."""
     cleaned = text.strip().replace("\u00a0", "").replace(" ", "").replace("*", "")
     match = _NUMBER.match(cleaned)
     if match is None or bool(match["open"]) != bool(match["close"]):
         return None
-    value = float(match["num"].replace(",", "")) * _SCALES.get((match["scale"] or "").lower(), 1)
     if match["scale"] and match["pct"]:
         return None
-    if match["open"] or {match["sign"], match["sign2"]} & {"-", "−"}:
+    digits = match["num"]
+    value = float(digits.replace(",", "")) * _SCALES.get((match["scale"] or "").lower(), 1)
+    negative = bool(match["open"]) or bool({match["sign"], match["sign2"]} & {"-", "−"})
+    if negative:
         value = -value
     if match["pct"]:
-        return value / 100, "%"
-    return value, _CURRENCIES.get(match["cur"] or "", "")
+        value /= 100
+    return Written(value, len(digits.split(".")[1]) if "." in digits else 0,
+                   match["cur"] or "", match["scale"] or "", bool(match["pct"]),
+                   bool(match["open"]), "," in digits)
+
+
+def parse_number(text: str) -> tuple[float, str] | None:
+    """A written number as ``(value, kind)``: kind ``%`` (value as a fraction), a currency
+    code (``USD``) or ''. None when the text is not a number."""
+    written = parse_written(text)
+    if written is None:
+        return None
+    if written.percent:
+        return written.value, "%"
+    return written.value, _CURRENCIES.get(written.currency, "")
 
 
 def tables_from_csv(title: str, text: str, delimiter: str = ",", source: str = "") -> list[DataTable]:
