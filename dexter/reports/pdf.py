@@ -304,7 +304,9 @@ def write_url(pdf: FPDF, text: str, url: str, height: float) -> None:
         pdf.set_text_color(*ACCENT)
     for piece in re.findall(r"[^/]*/+|[^/]+$", text):
         width = pdf.get_string_width(piece)
-        if pdf.get_x() + width > pdf.w - pdf.r_margin and pdf.get_x() > pdf.l_margin + 1:
+        # fpdf2 keeps a cell margin on each side of what it writes
+        if pdf.get_x() + width + 2 * pdf.c_margin > pdf.w - pdf.r_margin and \
+                pdf.get_x() > pdf.l_margin + 1:
             pdf.ln(height)
         pdf.write(height, piece, link=url if live else "")
     pdf.set_text_color(*INK)

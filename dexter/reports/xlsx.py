@@ -136,7 +136,8 @@ def sheet_title(table: DataTable) -> str:
     ``AAPL share prices``; the longest that fits in 31 characters."""
     kind = statement_kind(table)
     if not kind:
-        return table_title(table).replace(" — ", " ")
+        who, _, what = table_title(table).rpartition(" — ")
+        return f"{who} {what[:1].lower()}{what[1:]}" if who else what
     entity = short_entity(table_title(table).split(" — ")[0]) \
         if " — " in table_title(table) else ""
     period = {"annual": "annual", "quarterly": "quarterly", "ttm": "TTM"}.get(
