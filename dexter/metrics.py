@@ -207,7 +207,7 @@ def label(field: str) -> str:
     if known is not None:
         return known.label
     stripped = " ".join(field.split())
-    if "_" not in stripped and (" " in stripped or stripped[:1].isupper()):
+    if "_" not in stripped and (" " in stripped or any(c.isupper() for c in stripped)):
         return stripped
     words = [w for w in re.split(r"[_\s]+", field.strip()) if w]
     if not words:

@@ -173,3 +173,35 @@ def test_ask_charts_with_json_or_a_pipe_keeps_the_output_as_it_was(
     piped = run_cli(["ask", "--charts", QUESTION], cwd=tmp_path, env=env)
     assert piped.code == 0 and "Revenue fell from" in piped.stdout
     assert "Revenue and net income" not in piped.stdout and "▁" not in piped.stdout
+
+
+@pytest.mark.e2e
+def test_ask_charts_on_the_research_note_compares_quarters_year_on_year(
+        llm: FakeLLM, tmp_path: Path) -> None:
+    from dexter.testing.fakedata import RecordedTree
+    from tests.report_helpers import NOTE_QUESTION, SEC_REAL, script_note
+
+    with FakeDataServer(fallback=RecordedTree(SEC_REAL)) as real:
+        script_note(llm)
+        env = cli_env(llm, tmp_path, TERM="xterm-256color", **data_env(real))
+        env.pop("FINANCIAL_DATASETS_API_KEY", None)
+        child = pexpect.spawn(sys.executable, ["-m", "dexter", "ask", "--charts",
+                                               NOTE_QUESTION],
+                              cwd=str(tmp_path), env=env, dimensions=(60, 160),
+                              encoding="utf-8", timeout=90)
+        screen = io.StringIO()
+        child.logfile_read = screen
+        try:
+            child.expect(pexpect.EOF)
+        finally:
+            child.close(force=True)
+    output = ANSI.sub("", screen.getvalue())
+    assert child.exitstatus == 0, output
+    quarterly = output[output.index("Apple Inc. — Revenue and net income, Q2 FY2024–Q1 FY2026"):]
+    revenue = next(line for line in quarterly.splitlines() if line.startswith("Revenue "))
+    # Q1 FY2026 (143,756) against Q1 FY2025 (124,300), not against Q2 FY2024
+    assert "+15.7%" in revenue and "YoY vs Q1 FY2025" in revenue, revenue
+    annual = output[output.index("Apple Inc. — Revenue and net income, FY2021–FY2025"):]
+    assert "YoY vs FY2024" in annual.splitlines()[1]
+    assert "Apple Inc. — Free cash flow, FY2021–FY2025 (USD bn)" in output
+    assert "Capital expenditure" in output and "($12.7B)" in output

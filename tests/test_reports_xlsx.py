@@ -207,3 +207,35 @@ def test_prices_have_a_row_per_day_with_units_in_the_header() -> None:
     assert find_row(sheet, None, value=dt.datetime(2024, 1, 3))[2].value is None
     assert sheet["A4"].value == "The oldest 3 rows were left out."
     assert sheet["A3"].value == "Source: Yahoo [S1]"  # no such source in the report: the label
+
+
+SEGMENTS = ('Segment,FY2023,FY2024\n"iPhone","200,583","201,183"\n'
+            '"Services","85,200","96,169"\n"Mac","29,357","(29,984)"\n')
+
+
+def test_a_csv_the_run_read_is_a_sheet_of_numbers(llm: FakeLLM, data: FakeDataServer,
+                                                   tmp_path: Path) -> None:
+    from dexter.testing.fakellm import Reply, ToolCallSpec
+    from tests.cli_helpers import cli_env, run_cli
+    from tests.report_helpers import data_env
+
+    (tmp_path / "segments.csv").write_text(SEGMENTS, encoding="utf-8")
+    llm.enqueue(Reply(tool_calls=[ToolCallSpec("read_file", {"path": "segments.csv"})]),
+                Reply(text="Services grew fastest of the three segments [S1]."))
+    env = cli_env(llm, tmp_path, **data_env(data))
+    result = run_cli(["ask", "--plain", "--output", "segments.xlsx", "Which segment grew?"],
+                     cwd=tmp_path, env=env)
+    assert result.code == 0, result.stderr
+    book = load_workbook(tmp_path / "segments.xlsx")
+    assert book.sheetnames == ["Report", "segments.csv", "Sources"]
+    table = book["segments.csv"]
+    header = find_row(table, "Fiscal year")
+    assert [c.value for c in header] == ["Fiscal year", "FY2023", "FY2024"]
+    labels = [r[0].value for r in table.iter_rows(min_row=header[0].row + 1)]
+    assert labels == ["iPhone", "Services", "Mac"]  # as the file had them
+    services = find_row(table, "Services")
+    assert [c.value for c in services] == ["Services", 85_200, 96_169]
+    assert all(c.data_type == "n" for c in services[1:])
+    assert find_row(table, "Mac")[2].value == -29_984  # (29,984) is a negative number
+    sources = rows(book["Sources"])
+    assert sources[1][:2] == ["S1", "segments.csv, FY2023–FY2024"]

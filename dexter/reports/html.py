@@ -50,7 +50,6 @@ h3 { font-size: 1.02rem; margin: 1.8rem 0 .15rem; break-after: avoid; }
 .banner p { margin: 0; font-weight: 600; }
 .banner ul { margin: .4rem 0 0; padding-left: 1.2rem; }
 .banner li { margin: .15rem 0; }
-.banner q { font-weight: 600; quotes: "\\201C" "\\201D"; }
 .answer { font-size: 1.02rem; }
 .answer table { margin: .8rem 0 1.2rem; }
 .note, figcaption, .unit, .tnote, .provider, .covers { color: var(--muted); }
@@ -153,7 +152,7 @@ def document(report: Report) -> str:
 def banner_html(report: Report) -> str:
     """The verification banner: the headline, and each flagged figure with its reason."""
     kind = "banner warn" if report.warning else "banner"
-    items = "".join(f'<li><span class="mark">⚠</span> <q>{escape(f.text)}</q>: '
+    items = "".join(f'<li><span class="mark">⚠</span> “<strong>{escape(f.text)}</strong>”: '
                     f"{_source_links(escape(f.reason))}</li>" for f in report.flags)
     headline = escape(report.verification).replace("⚠", '<span class="mark">⚠</span>')
     return (f'<aside class="{kind}" role="note"><p>{_source_links(headline)}</p>'

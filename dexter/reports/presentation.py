@@ -179,7 +179,7 @@ def ratio(value: float) -> str:
 
 def number(value: float) -> str:
     """A plain number: thousands separators, up to two decimals, negatives in parentheses."""
-    size = abs(value)
+    size = abs(float(value))
     if size.is_integer():
         text = f"{int(size):,}"
     elif size >= 1:
@@ -203,7 +203,7 @@ def format_value(value: Cell, kind: ValueKind, scale: float = 1.0) -> str:
     if kind in ("amount", "shares") and scale != 1.0:
         return amount(value, scale)
     if kind in ("amount", "shares", "count"):
-        return number(round(value)) if abs(value) >= 1000 else number(value)
+        return number(float(round(value))) if abs(value) >= 1000 else number(value)
     return number(value)
 
 
@@ -391,9 +391,15 @@ def view(table: DataTable, max_rows: int | None = None) -> TableView:
     return _records_view(table, max_rows)
 
 
+def statement_order(columns: Sequence[Column]) -> list[Column]:
+    """Line items in their statement's order; those the lexicon does not know after the
+    known ones of their kind, in the order the table had them."""
+    return sorted(columns, key=lambda c: metrics.order(c.name)[:2])
+
+
 def _statement_view(table: DataTable) -> TableView:
     scale = scale_of(table)
-    columns = sorted(table.columns, key=lambda c: metrics.order(c.name))
+    columns = statement_order(table.columns)
     rows = []
     for column in columns:
         kind = value_kind(column)

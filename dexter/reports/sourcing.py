@@ -300,7 +300,8 @@ class _Input:
 
 
 def expression_inputs(expression: str) -> list[_Input]:
-    """The numbers an expression uses (each once), constants (100, 1,000, 365) left out."""
+    """The numbers an expression uses (each once); constants (100, 1,000, 365) and small
+    counts (``/ 2``, ``* 4``) left out."""
     found: dict[float, _Input] = {}
     for match in _EXPRESSION_NUMBER.finditer(expression):
         written = match.group(0).replace("_", "")
@@ -308,8 +309,8 @@ def expression_inputs(expression: str) -> list[_Input]:
             value = float(written)
         except ValueError:
             continue
-        if value in CONSTANTS or value in found:
-            continue
+        if value in CONSTANTS or value in found or (value.is_integer() and value <= 12):
+            continue  # a constant, or a count (halve, average over 4 quarters)
         decimals = len(written.split(".")[1]) if "." in written and "e" not in written.lower() \
             else 0
         found[value] = _Input(written, value, 0.5 * 10 ** -decimals)

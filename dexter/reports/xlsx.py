@@ -41,6 +41,7 @@ from dexter.reports.presentation import (
     short_entity,
     split_period,
     statement_kind,
+    statement_order,
     table_title,
     unit_note,
     value_kind,
@@ -404,19 +405,24 @@ def _statement_sheet(sheet: Worksheet, table: DataTable) -> None:
     corner = {"annual": "Fiscal year", "quarterly": "Fiscal quarter"}.get(period_kind(table),
                                                                           "Period")
     put(sheet, HEADER_ROW, 1, corner, bold=True)
-    put(sheet, HEADER_ROW + 1, 1, "Period end").font = Font(italic=True, color="5F6368")
     rule = Border(bottom=Side(style="thin", color="9AA3AD"))
     total_rule = Border(top=Side(style="thin", color="9AA3AD"))
+    dated = any(period_end(label) for label in table.index)
     for n, label in enumerate(table.index):
-        put(sheet, HEADER_ROW, n + 2, period_label(label), bold=True).alignment = \
-            Alignment(horizontal="right")
+        head = put(sheet, HEADER_ROW, n + 2, period_label(label), bold=True)
+        head.alignment = Alignment(horizontal="right")
+        if not dated:
+            head.border = rule
+            continue
         end = period_end(label)
         day = _date(end)
         cell = put(sheet, HEADER_ROW + 1, n + 2, day if day is not None else end or None)
         cell.font, cell.border = Font(italic=True, color="5F6368"), rule
-    sheet.cell(row=HEADER_ROW + 1, column=1).border = rule
-    columns = sorted(table.columns, key=lambda c: metrics.order(c.name))
-    first = HEADER_ROW + 2
+    if dated:
+        put(sheet, HEADER_ROW + 1, 1, "Period end").font = Font(italic=True, color="5F6368")
+    sheet.cell(row=HEADER_ROW + (1 if dated else 0), column=1).border = rule
+    columns = statement_order(table.columns)
+    first = HEADER_ROW + (2 if dated else 1)
     rows = {c.name: first + i for i, c in enumerate(columns)}
     widths = [len(corner), *(len(period_label(x)) for x in table.index)]
     for i, column in enumerate(columns):
@@ -444,7 +450,7 @@ def _statement_sheet(sheet: Worksheet, table: DataTable) -> None:
     row = first + len(columns)
     row = _growth_rows(sheet, table, rows, row + 1)
     row = _filing_row(sheet, table, row + 1)
-    sheet.freeze_panes = f"B{HEADER_ROW + 2}"
+    sheet.freeze_panes = f"B{first}"
     from openpyxl.utils import get_column_letter as letter
 
     sheet.column_dimensions["A"].width = min(MAX_WIDTH, max(MIN_WIDTH, widths[0] + 2))
