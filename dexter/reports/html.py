@@ -36,7 +36,7 @@ STYLE = """
 body { margin: 0; background: #fff; color: var(--ink);
        font: 16px/1.6 -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial,
              "Noto Sans", "DejaVu Sans", sans-serif; }
-main { max-width: 56rem; margin: 0 auto; padding: 2.5rem 1.5rem 4rem; }
+main { max-width: 60rem; margin: 0 auto; padding: 2.5rem 1.5rem 4rem; }
 header { border-bottom: 2px solid var(--ink); padding-bottom: .8rem; margin-bottom: 1.4rem; }
 h1 { font-size: 1.65rem; line-height: 1.25; margin: 0 0 .4rem; }
 h2 { font-size: 1.2rem; margin: 2.6rem 0 .9rem; padding-bottom: .3rem;
@@ -67,10 +67,11 @@ thead th { border-bottom: 1px solid var(--strong-rule); vertical-align: bottom;
            font-weight: 600; }
 td.num, th.num { text-align: right; white-space: nowrap; }
 .data table { width: 100%; font-size: .82rem; }
+.data th, .data td { padding: .26rem .45rem; }
 .data td { border-bottom-color: #eceef1; }
-.data th.label, .data td.label { min-width: 12rem; }
+.data th.label, .data td.label { min-width: 10.5rem; }
 .data thead tr:first-child th.num { white-space: normal; min-width: 4.2rem; }
-.data thead .end th { font-weight: 400; color: var(--muted); font-size: .78rem;
+.data thead .end th { font-weight: 400; color: var(--muted); font-size: .74rem;
                       padding-top: 0; }
 .data thead tr:first-child th { border-bottom: none; }
 .data tr.total td { font-weight: 600; border-top: 1.5px solid var(--strong-rule); }
@@ -99,6 +100,9 @@ figcaption { font-size: .82rem; margin-top: .1rem; }
   main { max-width: none; padding: 0; }
   table { font-size: 8pt; }
   tr { break-inside: avoid; }
+  .tblock { break-inside: avoid; }
+  .tblock.long { break-inside: auto; }
+  .unit { break-after: avoid; }
   a { color: inherit; }
 }
 """
@@ -191,7 +195,9 @@ def table_html(table: TableView) -> str:
         parts.append(f'<p class="unit">{escape(table.unit)}</p>')
     parts.append(grid_html(table))
     parts.extend(f'<p class="tnote">{escape(note)}</p>' for note in table.notes)
-    return "\n".join(parts)
+    # printed, a table that fits on a page is kept whole with its caption
+    kind = "tblock" if len(table.rows) <= 40 else "tblock long"
+    return f'<div class="{kind}">' + "\n".join(parts) + "</div>"
 
 
 def grid_html(table: TableView) -> str:
