@@ -76,6 +76,7 @@ def test_values_read_as_the_reports_show_them() -> None:
     assert change_text(0.2836, 0.1552, "ratio") == "-12.8 pp"
     assert change_text(119_575e6, 94_930e6, "USD") == "-20.6%"
     assert change_text(-2.0, 1.0, "") == "+150.0%"
+    assert change_text(-9_447e6, -12_715e6, "USD") == "+34.6%"  # capex grew by its size
 
 
 def test_chart_view_has_a_sparkline_row_per_series_with_first_last_and_change() -> None:

@@ -38,7 +38,8 @@ from dexter.reports.presentation import (
     view,
 )
 from dexter.reports.sourcing import expression_inputs, measured, statement_references
-from dexter.reports.xlsx import _cell_formula, written_format
+from dexter.reports.xlsx import written_format
+from dexter.reports.xlsx_sheets import _cell_formula
 
 REAL = Path(__file__).parent / "fixtures" / "sec-real" / "data.sec.gov"
 FILINGS_URL = "https://www.sec.gov/Archives/edgar/data/320193/"
@@ -322,6 +323,7 @@ def test_derived_cells_become_formulas_over_the_cells_they_come_from() -> None:
         == ""
     assert _cell_formula("operating_income / revenue", rows, "C") == ""  # no such row
     assert _cell_formula("=HYPERLINK(\"x\")", rows, "C") == ""
+    assert _cell_formula("revenue(gross_profit)", rows, "C") == ""  # never a call
 
 
 def test_a_written_number_keeps_its_look_in_a_cell() -> None:

@@ -69,12 +69,16 @@ def short_value(value: float | None, unit: str) -> str:
 
 def change_text(first: float, last: float, unit: str) -> str:
     """How a series moved from ``first`` to ``last``: percentage points for a ratio, else
-    the relative change (the difference when it started at zero)."""
+    the relative change (the difference when it started at zero). Two negative values (an
+    outflow such as capital expenditure, stored as a negative number) change by their
+    size: spending 12.7 after 9.4 is +34.6%."""
     if unit == "ratio":
         points = (last - first) * 100
         return f"{points:+.1f} pp"
     if first == 0:
         return f"{'+' if last >= 0 else '-'}{short_value(abs(last), unit)}"
+    if first < 0 and last < 0:
+        return f"{(abs(last) - abs(first)) / abs(first) * 100:+.1f}%"
     return f"{(last - first) / abs(first) * 100:+.1f}%"
 
 
