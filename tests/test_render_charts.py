@@ -7,6 +7,7 @@ import io
 import json
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pexpect
@@ -120,13 +121,15 @@ def test_bars_view_labels_each_period_with_its_value() -> None:
 
 
 def ask_in_terminal(llm: FakeLLM, data: FakeDataServer, cwd: Path, term: str,
-                    *flags: str) -> str:
-    script_quarters(llm)
+                    *flags: str, question: str = QUESTION,
+                    script: Callable[[FakeLLM], None] = script_quarters) -> str:
+    """``dexter ask`` in a pseudo-terminal against the fake servers; what it printed."""
+    script(llm)
     env = cli_env(llm, cwd, TERM=term, **data_env(data))
     env.pop("FINANCIAL_DATASETS_API_KEY", None)
-    child = pexpect.spawn(sys.executable, ["-m", "dexter", "ask", *flags, QUESTION],
-                          cwd=str(cwd), env=env, dimensions=(40, 120), encoding="utf-8",
-                          timeout=60)
+    child = pexpect.spawn(sys.executable, ["-m", "dexter", "ask", *flags, question],
+                          cwd=str(cwd), env=env, dimensions=(60, 160), encoding="utf-8",
+                          timeout=90)
     screen = io.StringIO()
     child.logfile_read = screen
     try:
@@ -183,21 +186,9 @@ def test_ask_charts_on_the_research_note_compares_quarters_year_on_year(
     from tests.report_helpers import NOTE_QUESTION, SEC_REAL, script_note
 
     with FakeDataServer(fallback=RecordedTree(SEC_REAL)) as real:
-        script_note(llm)
-        env = cli_env(llm, tmp_path, TERM="xterm-256color", **data_env(real))
-        env.pop("FINANCIAL_DATASETS_API_KEY", None)
-        child = pexpect.spawn(sys.executable, ["-m", "dexter", "ask", "--charts",
-                                               NOTE_QUESTION],
-                              cwd=str(tmp_path), env=env, dimensions=(60, 160),
-                              encoding="utf-8", timeout=90)
-        screen = io.StringIO()
-        child.logfile_read = screen
-        try:
-            child.expect(pexpect.EOF)
-        finally:
-            child.close(force=True)
-    output = ANSI.sub("", screen.getvalue())
-    assert child.exitstatus == 0, output
+        output = ANSI.sub("", ask_in_terminal(llm, real, tmp_path, "xterm-256color",
+                                              "--charts", question=NOTE_QUESTION,
+                                              script=script_note))
     quarterly = output[output.index("Apple Inc. — Revenue and net income, Q2 FY2024–Q1 FY2026"):]
     revenue = next(line for line in quarterly.splitlines() if line.startswith("Revenue "))
     # Q1 FY2026 (143,756) against Q1 FY2025 (124,300), not against Q2 FY2024

@@ -267,6 +267,10 @@ def test_the_banner_falls_back_to_the_unsupported_list() -> None:
     assert banner(None) == ("", ())
     assert banner({"checked": 0, "supported": 0, "status": "no_evidence"})[0] == \
         "No data was fetched for this answer."
+    headline, flags = banner({"checked": 2, "supported": 1, "status": "no_evidence",
+                              "unsupported": [{"text": "$5 billion"}]})
+    assert headline.startswith("⚠ No data was fetched for this answer: 1 of 2 figures")
+    assert [f.text for f in flags] == ["$5 billion"]
 
 
 # -- calculations ----------------------------------------------------------------------------
@@ -277,7 +281,7 @@ def test_a_calculation_names_what_it_measures_and_where_its_inputs_came_from(
     assert [i.value for i in expression_inputs("(391035 - 383285) / 383285 * 100")] == \
         [391_035.0, 383_285.0]
     assert [i.text for i in expression_inputs("cagr(365.8, 416.2, 4)")] == ["365.8", "416.2"]
-    answer = "Revenue grew 2.0% [S2]; the gross margin was 46.2% [S3]."
+    answer = "Revenue grew 2.0% [S2]; the gross margin was 46.2% [S3, S1]."
     assert measured(answer, "S2") == "Revenue growth" and measured(answer, "S3") == \
         "Gross margin"
     ledger = SourceLedger()

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from dexter.evidence.report import verification_line
 from dexter.reports.model import Flag
 
 FLAGGED = ("unsupported", "misattributed", "miscited")
@@ -33,18 +34,11 @@ def banner(verification: Mapping[str, Any] | None) -> tuple[str, tuple[Flag, ...
     checked = _count(verification.get("checked"))
     listed = verification.get("unknown_citations")
     unknown = [str(i) for i in listed] if isinstance(listed, list) else []
-    parts = []
     if verification.get("status") == "no_evidence":
-        if flags:
-            parts.append(f"⚠ No data was fetched for this answer: {len(flags)} of "
-                         f"{_figures(checked)} {_be(len(flags), 'rests', 'rest')} on no source.")
-        elif checked:
-            what = "figure comes" if checked == 1 else f"{checked} figures come"
-            parts.append(f"No data was fetched for this answer; its {what} from your own "
-                         "words or calculations on them.")
-        else:
-            parts.append("No data was fetched for this answer.")
-    elif flags:
+        # nothing was fetched: the terminal's line says what that means, the flags follow
+        return verification_line(verification), tuple(flags)
+    parts = []
+    if flags:
         parts.append(f"⚠ {len(flags)} of {_figures(checked)} {_be(len(flags), 'is', 'are')} "
                      "not supported by the sources.")
     elif checked:

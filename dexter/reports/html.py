@@ -169,7 +169,7 @@ def source_item(source: ReportSource) -> str:
     text = f'<span class="sid">[{escape(source.id)}]</span> {escape(source.title)}'
     if source.provider and source.provider != "calculator":
         text += f' <span class="provider">· {escape(source.provider)}</span>'
-    if source.url and not source.references:
+    if source.shown_url:
         text += f" · {_link(source.url, source.url)}"
     details = []
     if source.detail:

@@ -72,7 +72,7 @@ def source_lines(source: ReportSource) -> str:
     head = f"- **[{source.id}]** {_escape(source.title)}"
     if source.provider and source.provider != "calculator":
         head += f" · {_escape(source.provider)}"
-    if source.url and not source.references:
+    if source.shown_url:
         head += f" · {_link(source.url, source.url)}"
     lines = [head]
     if source.detail:

@@ -50,6 +50,14 @@ class ReportSource:
     inputs: tuple[str, ...] = ()
     """A calculation's inputs and where each came from (``391,035: Revenue, FY2024 [S1]``)."""
 
+    @property
+    def shown_url(self) -> str:
+        """The link to show beside the title: '' when the documents carry the links or the
+        title already says it (a file's path)."""
+        if self.references or not self.url or self.url in self.title:
+            return ""
+        return self.url
+
 
 @dataclass(frozen=True, slots=True)
 class Flag:

@@ -274,7 +274,7 @@ def _sources(pdf: FPDF, sources: Sequence[ReportSource]) -> None:
             pdf.set_text_color(*MUTED)
             pdf.write(4.6, f" · {source.provider}")
             pdf.set_text_color(*INK)
-        if source.url and not source.references:
+        if source.shown_url:
             pdf.write(4.6, " · ")
             write_url(pdf, source.url, source.url, 4.6)
         pdf.ln(4.8)

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from dexter import metrics
 from dexter.events import Done
+from dexter.evidence.citations import find_citations
 from dexter.evidence.documents import Document
 from dexter.evidence.ledger import Source, SourceLedger
 from dexter.evidence.tables import DataTable, Filing
@@ -276,7 +277,7 @@ def result_text(numbers: Sequence[float]) -> str:
 def measured(answer: str, source_id: str) -> str:
     """What the answer says a calculation measures: the metric it names just before
     citing it on the same line (``gross margin of 46.2% [S4]`` -> ``Gross margin``)."""
-    at = answer.find(f"[{source_id}]")
+    at = next((c.start for c in find_citations(answer) if c.id == source_id), -1)
     if at < 0:
         return ""
     line = answer[answer.rfind("\n", 0, at) + 1:at]
