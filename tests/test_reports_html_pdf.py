@@ -82,7 +82,7 @@ def test_html_report_holds_the_answer_sources_numbers_and_charts(
     documents = [u for u in links if u.startswith(data.url)]
     assert documents and all("/Archives/edgar/data/320193/" in u for u in documents), links
     assert any(u.endswith("/aapl-20240928.htm") for u in documents)
-    assert "SEC EDGAR, XBRL company facts" in page.text
+    assert "SEC EDGAR (XBRL company facts)" in page.text
     # the answer's citations jump to the source they name
     assert links.count("#source-S1") >= 2 and {"id": "source-S1"} in page.named("li")
     # the check's banner comes before the answer
@@ -99,7 +99,7 @@ def test_html_report_holds_the_answer_sources_numbers_and_charts(
                       "Apple Inc. — Margins, Q1 FY2024–Q4 FY2024 (%)",
                       "Apple Inc. — Diluted EPS, Q1 FY2024–Q4 FY2024 (USD per share)"]
     assert "Figure 1. Apple Inc. — Revenue and net income" in page.text
-    assert "Source: [S1] SEC EDGAR, XBRL company facts" in page.text
+    assert "Source: [S1] SEC EDGAR (XBRL company facts)" in page.text
     # self-contained: no script, nothing loaded from anywhere
     assert not page.named("script") and not page.named("link") and not page.named("img")
     assert all(ref.startswith("#") for ref in resource_references(page)), \
@@ -117,7 +117,7 @@ def test_pdf_report_holds_the_question_sources_and_figures(
     text = "\n".join(page.extract_text() for page in reader.pages)
     flat = "".join(text.split())
     assert "".join(QUESTION.split()) in flat
-    assert "SEC EDGAR, XBRL company facts" in text
+    assert "SEC EDGAR (XBRL company facts)" in text
     assert "aapl-20240928.htm" in text and "/api/xbrl/companyfacts" not in flat
     assert REVENUE_Q1 in text and MARGIN_Q1 in text and "✓" in text
     # the filing is a live link, and the three charts are images
@@ -261,9 +261,9 @@ def test_chart_png_and_caption() -> None:
     png = chart_png(amounts_chart(), dpi=50)
     assert png.startswith(b"\x89PNG")
     sources = (ReportSource("S1", "Apple Inc. — Income statement", "https://x", "t", True,
-                            provider="SEC EDGAR, XBRL company facts"),)
+                            provider="SEC EDGAR (XBRL company facts)"),)
     assert chart_caption(amounts_chart(), sources) == \
-        "Source: [S1] SEC EDGAR, XBRL company facts"
+        "Source: [S1] SEC EDGAR (XBRL company facts)"
     untitled = (ReportSource("S1", "prices.csv", "", "read_file", True),)
     assert chart_caption(amounts_chart(), untitled) == "Source: [S1] prices.csv"
 

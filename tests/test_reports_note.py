@@ -35,7 +35,7 @@ FIELD_NAMES = ("cost_of_revenue", "gross_profit", "net_income", "earnings_per_sh
 TOOL_IDS = ("get_financials", "read_filings", "calculator", "get_income_statements",
             "read_10k_items", "web_fetch", "read_file")
 INTERNAL_KEYS = ("income_statements[", "cash_flow_statements", "10-K[AAPL", "companyfacts",
-                 "submissions/CIK", "XBRL company facts)")
+                 "submissions/CIK")
 TEN_K = "aapl-20240928.htm"
 ACCESSION = "0000320193-24-000123"
 

@@ -177,7 +177,7 @@ def use_bars(chart: Chart) -> bool:
 
 
 def chart_caption(chart: Chart, sources: Sequence[ReportSource] = ()) -> str:
-    """Where a chart's figures came from: ``Source: [S1] SEC EDGAR, XBRL company facts``
+    """Where a chart's figures came from: ``Source: [S1] SEC EDGAR (XBRL company facts)``
     (the source's title when it names no supplier)."""
     if not chart.source_id:
         return ""

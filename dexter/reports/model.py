@@ -42,7 +42,7 @@ class ReportSource:
     tool: str
     cited: bool
     provider: str = ""
-    """Who supplied it, in words (``SEC EDGAR, XBRL company facts``)."""
+    """Who supplied it, in words (``SEC EDGAR (XBRL company facts)``)."""
     references: tuple[Reference, ...] = ()
     """The filings or documents behind it, newest first."""
     detail: str = ""

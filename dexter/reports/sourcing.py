@@ -47,7 +47,6 @@ _SCALES = (1.0, 1e3, 1e6, 1e9, 1e12)
 _ID = re.compile(r"^S(\d+)$")
 _CHANGE = re.compile(r"\b(?:grew|growth|grow|rose|increase[ds]?|fell|declined?|decrease[ds]?|"
                      r"changed?|up|down)\b")
-_PROVIDER = re.compile(r"^(.*?) \((.*)\)$")
 
 
 def source_ids(cited: Sequence[str], run: Sequence[str], ledger: SourceLedger | None
@@ -382,12 +381,11 @@ def _plain_title(source: Source) -> str:
 
 
 def _provider(source: Source) -> str:
-    """Who supplied the data: ``SEC EDGAR, XBRL company facts``."""
+    """Who supplied the data: ``SEC EDGAR (XBRL company facts)``."""
     labels = [t.source for t in source.tables if t.source]
     text = labels[0] if labels else (source.title.split(" · ")[-1] if " · " in source.title
                                      else "")
-    match = _PROVIDER.match(text)
-    return f"{match.group(1)}, {match.group(2)}" if match else text
+    return text
 
 
 def _file_name(url: str) -> str:
