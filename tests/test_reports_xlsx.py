@@ -172,9 +172,9 @@ def test_colliding_table_titles_each_get_a_sheet() -> None:
                ReportSource("S2", "two", "https://a.example/2", "t", False))
     book = load_workbook(io.BytesIO(render_bytes(report(first, second, sources=sources),
                                                  "xlsx")))
-    assert book.sheetnames == ["Report", "Prices AAPL", "Prices AAPL (2)", "Sources"]
-    assert book["Prices AAPL (2)"]["A3"].value == "Source: [S2] two"
-    assert [r[6] for r in rows(book["Sources"])[1:]] == ["Prices AAPL", "Prices AAPL (2)"]
+    assert book.sheetnames == ["Report", "AAPL prices", "AAPL prices (2)", "Sources"]
+    assert book["AAPL prices (2)"]["A3"].value == "Source: [S2] two"
+    assert [r[6] for r in rows(book["Sources"])[1:]] == ["AAPL prices", "AAPL prices (2)"]
     assert [r[5] for r in rows(book["Sources"])[1:]] == ["yes", "no"]
 
 

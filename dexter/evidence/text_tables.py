@@ -214,11 +214,7 @@ def _unit(cells: Sequence[tuple[Cell, str]], known: metrics.Metric | None) -> st
 def _field(label: str) -> str:
     """The lexicon's field when ``label`` is exactly one of its phrases (``Net sales`` ->
     ``revenue``), else the label as written."""
-    spans = metrics.metrics_named(label)
-    lowered = label.strip().lower().rstrip(":")
-    if len(spans) == 1 and spans[0][0] == 0 and spans[0][1] == len(lowered):
-        return spans[0][2].field
-    return label
+    return metrics.field_for_label(label) or label
 
 
 def _period_key(label: str) -> tuple[str, str]:

@@ -9,8 +9,9 @@ terminal: the markdown, HTML and PDF writers, the chart titles, ``dexter ask --c
   never ``cost_of_revenue``; statement rows follow the statement's standard order.
 - **Periods** read as fiscal periods: ``FY2024``, ``Q1 FY2025``, ``TTM Dec 2024``
   (:func:`period_label`), with the period's end date beside them where there is room.
-- **Amounts** of a statement are in millions of the currency, stated once in the caption
-  (``USD millions, except per-share``): ``391,035``; share counts in millions too;
+- **Amounts** of a statement are in millions of the currency (thousands for a company
+  whose amounts stay under a billion, as its filings print them), stated once in the
+  caption (``USD millions, except per-share``): ``391,035``; share counts likewise;
   per-share values with two decimals (``2.40``); ratios as percentages with one decimal
   (``46.2%``); prices with two decimals. A negative value is in parentheses everywhere:
   ``(9,447)``, ``(0.12)``, ``(3.1%)``. A missing value is ``—``.
@@ -38,9 +39,14 @@ ValueKind = Literal["amount", "per_share", "shares", "ratio", "price", "count", 
                     "text"]
 MISSING = "—"
 MILLION = 1e6
+THOUSAND = 1e3
+SCALE_NAMES = {MILLION: "millions", THOUSAND: "thousands"}
 STATEMENTS = ("income", "balance", "cash_flow")
 PERIOD_NAMES = {"annual": "annual", "quarterly": "quarterly", "ttm": "trailing twelve months"}
 STATEMENT_NAMES: dict[str, str] = {str(k): v for k, v in metrics.STATEMENT_NAMES.items()}
+STATEMENT_RESULTS = frozenset({"income_statements", "balance_sheets", "cash_flow_statements",
+                               "financial_statements"})
+"""The finance tools' result names of statements (other results are titled by name)."""
 
 _QUARTER = re.compile(r"^Q([1-4])\s*(?:FY)?\s*(\d{4})$", re.IGNORECASE)
 _YEAR = re.compile(r"^FY\s?(\d{4})$", re.IGNORECASE)
@@ -208,11 +214,12 @@ def format_value(value: Cell, kind: ValueKind, scale: float = 1.0) -> str:
 
 
 def scale_of(table: DataTable) -> float:
-    """The divisor a table's amounts and share counts are shown in: millions when its
-    amounts reach a million, else units."""
+    """The divisor a table's amounts and share counts are shown in, as filings choose it:
+    millions once its amounts reach a billion, thousands once they reach a million (a
+    smaller company's statement), else units."""
     largest = max((abs(v) for c in table.columns if value_kind(c) in ("amount", "shares")
                    for v in c.values if isinstance(v, float)), default=0.0)
-    return MILLION if largest >= MILLION else 1.0
+    return MILLION if largest >= 1e9 else THOUSAND if largest >= MILLION else 1.0
 
 
 def unit_note(table: DataTable, scale: float | None = None) -> str:
@@ -221,16 +228,17 @@ def unit_note(table: DataTable, scale: float | None = None) -> str:
     kinds = {value_kind(c) for c in table.columns}
     currency = _currency(table)
     parts = []
+    scaled = SCALE_NAMES.get(scale, "")
     if "amount" in kinds:
-        text = f"{currency} millions" if scale == MILLION else currency or ""
+        text = f"{currency} {scaled}".strip() if scaled else currency or ""
         if "per_share" in kinds:
             text += ", except per-share" if text else "per-share"
         if text:
             parts.append(text.strip())
     elif "per_share" in kinds and currency:
         parts.append(f"{currency} per share")
-    if "shares" in kinds and scale == MILLION:
-        parts.append("shares in millions")
+    if "shares" in kinds and scaled:
+        parts.append(f"shares in {scaled}")
     return "; ".join(parts)
 
 
@@ -291,17 +299,34 @@ def short_entity(entity: str) -> str:
     return words[0] if len(words[0]) > 2 else " ".join(words[:2])
 
 
+def table_qualifier(table: DataTable) -> str:
+    """What narrows a table down, in words, as its title's later parts say it (``Product
+    or service: Services`` for one segment's table); '' when nothing does."""
+    parts = [p.strip() for p in table.title.split(" · ")[1:]]
+    return " · ".join(p for p in parts if p and not re.fullmatch(r"[a-z0-9_]+", p)
+                      and p != table.source)
+
+
 def table_title(table: DataTable) -> str:
     """What a table is, for its caption, sheet and chart: ``Apple Inc. — Income statement,
-    annual``; prices as ``AAPL — Share prices``; anything else by its title in words."""
+    annual``; prices as ``AAPL — Share prices``; another tool's result by its name and
+    what narrows it (``AAPL — Segments · Product or service: Services``); anything else by
+    its title in words."""
     entity = entity_of(table)
+    key = _KEY.match(table.title.split(" · ")[0])
+    result = key.group(1) if key else ""
+    qualifier = table_qualifier(table)
     kind = statement_kind(table)
-    if kind:
+    if kind and (not key or result in STATEMENT_RESULTS):
         period = PERIOD_NAMES.get(period_kind(table), "")
         what = STATEMENT_NAMES[kind] + (f", {period}" if period else "")
+        what += f" · {qualifier}" if qualifier and key else ""
         return f"{entity} — {what}" if entity else what
     if _is_prices(table):
         return f"{entity} — Share prices" if entity else "Share prices"
+    if key:
+        name = metrics.label(result) + (f" · {qualifier}" if qualifier else "")
+        return f"{entity} — {name}" if entity else name
     name = readable_title(table.title)
     return f"{entity} — {name}" if entity and entity not in name else name
 
@@ -459,7 +484,7 @@ def column_label(column: Column, kind: ValueKind | None = None, scale: float = 1
     unit = {"ratio": "%", "per_share": f"{currency}/share" if currency else "per share",
             "price": currency,
             "amount": f"{currency} m" if scale == MILLION else currency,
-            "shares": "m" if scale == MILLION else ""}.get(kind, "")
+            "shares": "m" if scale == MILLION else ""}.get(kind, "")  # records: per column
     return f"{name} ({unit})" if unit else name
 
 

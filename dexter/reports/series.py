@@ -26,6 +26,7 @@ from dexter.reports.presentation import (
     period_span,
     split_period,
     statement_kind,
+    table_qualifier,
     table_title,
     value_kind,
 )
@@ -142,8 +143,11 @@ def charts_of(tables: Iterable[DataTable]) -> list[Chart]:
         if specs:
             for spec in specs:
                 chosen = tuple(found[f] for f in spec.fields if f in found)
-                if chosen:
-                    charts.append(_chart(table, spec.title, chosen))
+                if chosen:  # the title names what is drawn when some of the set is missing
+                    whole = len(chosen) == len(spec.fields) or \
+                        (len(spec.fields) > 2 and len(chosen) >= 2)
+                    subject = spec.title if whole else _and(s.shown_name for s in chosen)
+                    charts.append(_chart(table, subject, chosen))
             continue
         by_unit: dict[str, list[Series]] = {}
         for series in found.values():
@@ -157,8 +161,12 @@ def charts_of(tables: Iterable[DataTable]) -> list[Chart]:
 
 
 def chart_title(table: DataTable, subject: str, series: tuple[Series, ...]) -> str:
-    """``Apple Inc. — Revenue and net income, FY2021–FY2025 (USD bn)``."""
+    """``Apple Inc. — Revenue and net income, FY2021–FY2025 (USD bn)``; a table narrowed
+    down says so (``AAPL — Revenue, Product or service: Services, FY2022–FY2024``)."""
     entity = entity_of(table)
+    qualifier = table_qualifier(table)
+    if qualifier:
+        subject = f"{subject}, {qualifier}"
     span = period_span(series[0].labels) if series and table.index_name == "period" else \
         _date_span(series[0].labels) if series else ""
     unit = axis_label(series[0].unit, axis_scale(series)[1]) if series else ""

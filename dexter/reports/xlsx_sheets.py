@@ -18,6 +18,7 @@ from dexter.evidence.tables import Cell, Column, DataTable
 from dexter.reports.model import ReportSource
 from dexter.reports.presentation import (
     MILLION,
+    THOUSAND,
     ValueKind,
     column_label,
     period_end,
@@ -42,8 +43,9 @@ HEADER_ROW = 5
 MIN_WIDTH, MAX_WIDTH = 8, 60
 MILLIONS = "#,##0,,;(#,##0,,);0"
 """Full-precision amounts shown in millions, negatives in parentheses."""
+THOUSANDS = "#,##0,;(#,##0,);0"
 FORMATS: dict[str, str] = {
-    "amount_m": MILLIONS, "shares_m": MILLIONS,
+    "amount_m": MILLIONS, "shares_m": MILLIONS, "amount_k": THOUSANDS,
     "amount": "#,##0;(#,##0);0", "shares": "#,##0", "count": "#,##0",
     "per_share": "#,##0.00;(#,##0.00);0.00", "price": "#,##0.00",
     "ratio": "0.0%;(0.0%);0.0%", "number": "#,##0.####;(#,##0.####);0",
@@ -124,7 +126,8 @@ def table_sheet(sheet: Worksheet, table: DataTable, source: ReportSource | None)
 
     put(sheet, 1, 1, table_title(table)).font = Font(bold=True, size=12)
     note = unit_note(table) if table.index_name == "period" else ""
-    put(sheet, 2, 1, (note + " (full values; the cells show millions)") if "millions" in note
+    scaled = next((w for w in ("millions", "thousands") if w in note), "")
+    put(sheet, 2, 1, (note + f" (full values; the cells show {scaled})") if scaled
         else note or None).font = Font(italic=True, color="5F6368")
     if source is not None:
         cell = put(sheet, 3, 1, f"Source: [{source.id}] {source.title}"
@@ -206,7 +209,8 @@ def _statement_sheet(sheet: Worksheet, table: DataTable) -> None:
 
 def _statement_format(kind: ValueKind, scale: float) -> str:
     if kind in ("amount", "shares"):
-        return FORMATS["amount_m"] if scale == MILLION else FORMATS[kind]
+        return MILLIONS if scale == MILLION else THOUSANDS if scale == THOUSAND else \
+            FORMATS[kind]
     return FORMATS.get(kind, FORMATS["number"])
 
 

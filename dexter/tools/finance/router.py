@@ -29,7 +29,7 @@ from dexter.data.base import (
     UnsupportedError,
 )
 from dexter.evidence.documents import Document, documents_from_data
-from dexter.evidence.tables import DataTable, tables_from_data
+from dexter.evidence.tables import DataTable
 from dexter.messages import ToolCall, UserMessage
 from dexter.providers.base import ChatModel, ModelRequest
 from dexter.providers.errors import ProviderError
@@ -229,7 +229,7 @@ async def execute(planned: list[_Planned], sources: SourceSet, ctx: ToolContext,
         if outcome.notes:
             entry["notes"] = [*outcome.notes, *entry.get("notes", [])]
         data[outcome.key] = entry
-        tables.extend(tables_from_data(outcome.key, outcome.result.data, outcome.result.source))
+        tables.extend(item.sub.tables(outcome.key, outcome.result))
         documents.extend(documents_from_data(outcome.result.data))
         urls.extend(outcome.result.urls)
         labels.append(outcome.result.source)
