@@ -355,3 +355,42 @@ def test_a_smaller_company_reads_in_thousands_as_its_filings_print_it() -> None:
     shown = view(table)
     assert shown.unit == "USD thousands, except per-share"
     assert shown.rows[0].cells == ("52,346",)
+
+
+def test_a_segment_table_is_titled_by_what_narrows_it_not_as_a_statement() -> None:
+    segment = DataTable("segments[AAPL, annual] · Product or service: Services", "SEC EDGAR",
+                        "period", ("FY2023 (2023-09-30)", "FY2024 (2024-09-28)",
+                                   "FY2025 (2025-09-27)"),
+                        ("2023-09-30", "2024-09-28", "2025-09-27"),
+                        (Column("revenue", "USD", (85.2e9, 96.169e9, 109.2e9)),))
+    assert table_title(segment) == "AAPL — Segments · Product or service: Services"
+    from dexter.reports.series import charts_of
+
+    [chart] = charts_of([segment])
+    assert chart.title == ("AAPL — Revenue, Product or service: Services, FY2023–FY2025 "
+                           "(USD bn)")
+    statement = DataTable("financial_statements[AAPL, annual] · income_statements",
+                          "SEC EDGAR", "period", segment.index, segment.dates,
+                          segment.columns)
+    assert table_title(statement) == "AAPL — Income statement, annual"
+
+
+def test_many_tables_of_one_kind_are_one_source_title() -> None:
+    from dexter.reports.sourcing import describe
+
+    tables = [DataTable(f"segments[AAPL, annual] · Geography: {place}", "SEC EDGAR", "period",
+                        ("FY2024 (2024-09-28)",), ("2024-09-28",),
+                        (Column("revenue", "USD", (1e9,)),))
+              for place in ("Americas", "Europe", "Japan", "China")]
+    ledger = SourceLedger()
+    source = ledger.add("get_financials", {"query": "q"}, "1", tables=tables,
+                        urls=[f"{FILINGS_URL}000032019324000123/aapl-20240928.htm"])
+    described = describe(source, True, ledger)
+    assert described.title == "AAPL — Segments, FY2024 (4 tables)"
+    assert described.url.endswith("aapl-20240928.htm")
+
+
+def test_a_list_of_mixed_amounts_keeps_the_decimals_small_ones_need() -> None:
+    trades = DataTable("insider_trades[AAPL]", "SEC EDGAR", "transaction", ("a", "b", "c"), (),
+                       (Column("transaction_value", "USD", (20_146_592.0, 496_920.0, 1.2e9)),))
+    assert [row.cells[0] for row in view(trades).rows] == ["20.1", "0.50", "1,200"]

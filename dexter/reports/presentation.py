@@ -164,9 +164,13 @@ def signed(text: str, negative: bool) -> str:
     return f"({text})" if negative else text
 
 
-def amount(value: float, scale: float = MILLION, decimals: int = 0) -> str:
-    """An amount in units of ``scale``: ``391,035`` (millions), ``(9,447)``."""
+def amount(value: float, scale: float = MILLION, decimals: int | None = 0) -> str:
+    """An amount in units of ``scale``: ``391,035`` (millions), ``(9,447)``. ``decimals``
+    None: as many as a list of mixed sizes needs (none from 100 up, one from 1, two
+    below)."""
     scaled = abs(value) / scale
+    if decimals is None:
+        decimals = 0 if scaled >= 100 or scaled.is_integer() else 1 if scaled >= 1 else 2
     if decimals == 0 and 0 < scaled < 0.5:
         decimals = 1  # a small amount reads 0.3, not 0
     return signed(f"{scaled:,.{decimals}f}", value < 0 and round(scaled, decimals) > 0)
@@ -195,9 +199,11 @@ def number(value: float) -> str:
     return signed(text, value < 0)
 
 
-def format_value(value: Cell, kind: ValueKind, scale: float = 1.0) -> str:
+def format_value(value: Cell, kind: ValueKind, scale: float = 1.0,
+                 decimals: int | None = 0) -> str:
     """One cell for a reader (see the module docstring); ``scale`` divides amounts and
-    share counts (``MILLION`` in statements)."""
+    share counts (``MILLION`` in statements), shown with ``decimals`` (None: as a list of
+    mixed sizes needs them)."""
     if value is None:
         return MISSING
     if isinstance(value, str):
@@ -207,7 +213,7 @@ def format_value(value: Cell, kind: ValueKind, scale: float = 1.0) -> str:
     if kind in ("per_share", "price"):
         return per_share(value)
     if kind in ("amount", "shares") and scale != 1.0:
-        return amount(value, scale)
+        return amount(value, scale, decimals)
     if kind in ("amount", "shares", "count"):
         return number(float(round(value))) if abs(value) >= 1000 else number(value)
     return number(value)
@@ -462,7 +468,8 @@ def _records_view(table: DataTable, max_rows: int | None) -> TableView:
         order = order[:half] + order[-half:]
     labels = [date_text(label) if table.index_name == "date" else label
               for label in table.index]
-    rows = tuple(Row(labels[i], tuple(format_value(c.values[i], k, scale) for c, k, scale
+    rows = tuple(Row(labels[i], tuple(format_value(c.values[i], k, scale, None)
+                                      for c, k, scale
                                       in zip(table.columns, kinds, scales, strict=True)))
                  for i in order)
     notes = [f"The oldest {table.dropped_rows:,} rows are left out."] if table.dropped_rows else []

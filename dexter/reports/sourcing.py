@@ -175,9 +175,14 @@ def filing_text(filing: Filing) -> str:
 
 
 def _tables_title(tables: Sequence[DataTable]) -> str:
-    """``Apple Inc. — Income statement, annual, FY2021–FY2025; Cash flow statement, ...``."""
+    """``Apple Inc. — Income statement, annual, FY2021–FY2025; Cash flow statement, ...``;
+    many tables of one kind (a table per segment) once, with their count."""
     parts: list[str] = []
     entity = ""
+    bases = [table_title(t).split(" · ")[0] for t in tables]
+    if len(tables) > 3 and len(set(bases)) == 1:
+        span = period_span(tables[0].index) if tables[0].index_name == "period" else ""
+        return f"{bases[0]}{', ' + span if span else ''} ({len(tables)} tables)"
     for table in tables:
         title = table_title(table)
         span = period_span(table.index) if table.index_name == "period" else ""
