@@ -7,7 +7,8 @@ statement it belongs to and its place in that statement's standard order, what k
 value it holds (an amount, a per-share value, a share count, a ratio, a price), and the
 phrases an analyst writes for it in prose (``net sales``, ``cost of sales``, ``opex``).
 
-Reports and charts label rows with :func:`label`, sort them with :func:`order`; the figure
+Reports and charts label rows with :func:`label`, sort them with :func:`order` and set the
+statement's totals (``Gross profit``, ``Net income``: :func:`is_total`) in bold; the figure
 check reads which metrics a sentence names with :func:`metrics_named`. Pure data and pure
 functions; no I/O, no imports from the rest of dexter.
 """
@@ -203,6 +204,20 @@ METRICS: tuple[Metric, ...] = (
     _m("employees", "Employees", "other", "count", "headcount", "number of employees"),
 )
 
+TOTALS = frozenset({
+    "gross_profit", "operating_expense", "operating_income", "net_income", "current_assets",
+    "total_assets", "current_liabilities", "total_liabilities", "shareholders_equity",
+    "liabilities_and_equity", "net_cash_flow_from_operations", "free_cash_flow",
+    "net_cash_flow_from_investing", "net_cash_flow_from_financing",
+})
+"""Fields that close a section of their statement (a filing sets them on a rule, in bold)."""
+
+STATEMENT_NAMES: dict[Statement, str] = {
+    "income": "Income statement", "balance": "Balance sheet", "cash_flow": "Cash flow statement",
+    "ratio": "Ratios", "market": "Market data", "other": "Figures",
+}
+"""What a reader calls each statement kind."""
+
 _BY_FIELD: dict[str, Metric] = {m.field: m for m in METRICS}
 _ORDER: dict[str, int] = {m.field: i for i, m in enumerate(METRICS)}
 
@@ -221,10 +236,15 @@ def metric(field: str) -> Metric | None:
 
 def label(field: str) -> str:
     """A reader's label for a field: the lexicon's, else the name in words
-    (``gross_profit_ttm`` -> ``Gross profit TTM``). Never returns the raw name."""
+    (``gross_profit_ttm`` -> ``Gross profit TTM``); a name that already reads as words (a
+    table's own row label, ``iPhone net sales``) is kept as written. Never returns the raw
+    name."""
     known = metric(field)
     if known is not None:
         return known.label
+    stripped = " ".join(field.split())
+    if "_" not in stripped and (" " in stripped or any(c.isupper() for c in stripped)):
+        return stripped
     words = [w for w in re.split(r"[_\s]+", field.strip()) if w]
     if not words:
         return field
@@ -233,6 +253,11 @@ def label(field: str) -> str:
     if first == first.lower():
         shown[0] = first[:1].upper() + first[1:]
     return " ".join(shown)
+
+
+def is_total(field: str) -> bool:
+    """Whether a field closes a section of its statement (:data:`TOTALS`)."""
+    return field.lower() in TOTALS
 
 
 _LABEL_NOISE = re.compile(r"\s*(\(\d\)|\d|\*|†)+\s*$|:\s*$")

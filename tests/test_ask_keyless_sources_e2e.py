@@ -81,7 +81,10 @@ def test_ask_cites_segments_and_form4s_and_the_figures_check(llm: FakeLLM, sec: 
     services = [n for n, cells in sheets.items() if str(cells[0]).endswith(
         "Product or service: Services")]
     assert services and 96_169_000_000 in sheets[services[0]]
-    insiders = [cells for cells in sheets.values() if str(cells[0]).startswith("insider_trades")]
+    insiders = [cells for cells in sheets.values()
+                if str(cells[0]).startswith("AAPL — Insider trades")]
+    assert not any("insider_trades" in str(cells[0]) or "segments[" in str(cells[0])
+                   for cells in sheets.values())  # titles in words, never the result keys
     assert insiders and 8_706 in insiders[0] and 225 in insiders[0]
     # the price column came along (named by its field, or by its lexicon label)
     assert any(str(v).startswith(("transaction_price_per_share", "Price per share"))

@@ -7,6 +7,7 @@ step inside get_market_data).
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from pathlib import Path
 
@@ -96,10 +97,12 @@ def test_keyless_prices_reach_the_spreadsheet_as_numbers_in_dollars(
     book = load_workbook(tmp_path / "gs.xlsx")
     [sheet] = [book[name] for name in book.sheetnames if name not in ("Report", "Sources")]
     cells = [[c.value for c in row] for row in sheet.iter_rows()]
-    [header] = [row for row in cells if row and row[0] == "date"]
-    assert "close (USD)" in header and "volume (shares)" in header
-    close = header.index("close (USD)")
-    rows = {row[0]: row for row in cells if isinstance(row[0], str) and row[0][:4] == "2023"}
+    assert sheet.title == "GS share prices"
+    [header] = [row for row in cells if row and row[0] == "Date"]
+    assert "Close (USD)" in header and "Volume" in header
+    close = header.index("Close (USD)")
+    rows = {row[0].date().isoformat(): row for row in cells
+            if isinstance(row[0], dt.datetime)}  # the dates are dates
     assert rows["2023-10-09"][close] == 312.61
     assert rows["2023-10-02"][close] == 318.5
     sources = [[c.value for c in row] for row in book["Sources"].iter_rows()]

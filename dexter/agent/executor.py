@@ -249,7 +249,8 @@ class ToolExecutor:
             tables = tuple(tables_from_json_text(scrub(output.title) or name, content))
         tables = tuple(t.map_text(scrub) for t in tables)
         return self.ledger.add(name, args, evidence, title=scrub(output.title), urls=urls,
-                               kind=tool.source_kind, expression=expression, tables=tables)
+                               kind=tool.source_kind, expression=expression, tables=tables,
+                               documents=tuple(d.map_text(scrub) for d in output.documents))
 
     async def _gate(self, tool: Tool[Any], call: ToolCall, args: dict[str, Any],
                     emit: Callable[[Event], None]) -> tuple[ToolResultMessage | None, Grants | None]:

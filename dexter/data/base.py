@@ -10,8 +10,9 @@ ISO date), ``fiscal_period`` (e.g. ``FY2024``, ``Q3 2024``), ``period`` (annual,
 ttm), ``currency`` and the line items named as in the Financial Datasets API
 (``revenue``, ``net_income``, ``earnings_per_share_diluted``, ``total_debt``,
 ``outstanding_shares``, ``capital_expenditure``, ``free_cash_flow``, ...). EDGAR records add
-``source_filing`` (form, accession number, filed date, URL), ``field_sources`` for fields
-taken from another filing, and ``derived`` (field -> how it was computed).
+``company_name``, ``source_filing`` (form, accession number, filed date, the fiscal period it
+reports on, the URL of its primary document), ``field_sources`` for fields taken from
+another filing, and ``derived`` (field -> how it was computed).
 """
 
 from __future__ import annotations

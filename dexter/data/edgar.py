@@ -89,6 +89,16 @@ DERIVED_SCREEN_FIELDS = {
 }
 
 
+def primary_documents(submissions: dict[str, Any]) -> dict[str, str]:
+    """Accession number -> the filing's primary document (``aapl-20240928.htm``), from the
+    ``recent`` block of a submissions index."""
+    recent = (submissions.get("filings") or {}).get("recent") or {}
+    accessions = recent.get("accessionNumber") or []
+    documents = recent.get("primaryDocument") or []
+    return {str(a): str(d) for a, d in zip(accessions, documents, strict=False)
+            if a and d and "/" not in str(d)}
+
+
 class EdgarSource(SecSource):
     """SEC EDGAR: statements from XBRL facts, filings and their items, frame screens.
 
@@ -127,18 +137,25 @@ class EdgarSource(SecSource):
         facts, url = await self._companyfacts(company)
         try:
             subs, _ = await self._submissions(company)
-            fiscal_year_end = subs.get("fiscalYearEnd")
         except DataError:
-            fiscal_year_end = None  # the calendar is then read from the facts themselves
+            subs = {}  # the calendar is then read from the facts themselves
+        fiscal_year_end = subs.get("fiscalYearEnd")
+        documents = primary_documents(subs)
+        name_of_company = str(subs.get("name") or company.title)
+
+        def filing_url(accession: str) -> str:
+            # the filing's own document (a 10-K's .htm) when the filings index names it
+            return self.filing_index_url(company.cik, accession) + documents.get(accession, "")
+
         kinds = ["income", "balance", "cash_flow"] if kind == "all" else [kind]
         out: dict[str, list[dict[str, Any]]] = {}
         for name in kinds:
             records = build_statement(
-                facts, name, period, ticker=company.ticker,
-                filing_url=lambda accn: self.filing_index_url(company.cik, accn),
+                facts, name, period, ticker=company.ticker, filing_url=filing_url,
                 fiscal_year_end=fiscal_year_end if isinstance(fiscal_year_end, str) else None,
             )
-            records = [r for r in records if filters.matches(r["report_period"])][:limit]
+            records = [{**r, "company_name": name_of_company} if name_of_company else r
+                       for r in records if filters.matches(r["report_period"])][:limit]
             out[STATEMENT_KEYS[name]] = records
         notes: tuple[str, ...] = (
             "From SEC XBRL company facts: each value as most recently filed in a 10-K or 10-Q "

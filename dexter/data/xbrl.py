@@ -464,7 +464,9 @@ def build_statement(
     """Records for one statement (``income``, ``balance``, ``cash_flow``), newest first.
 
     Each record has the Financial Datasets field names plus ``source_filing`` (the filing
-    most of its numbers came from), ``field_sources`` (fields from other filings),
+    most of its numbers came from: form, accession number, filing date, the fiscal period
+    it reports on and ``filing_url(accession)``), ``field_sources`` (fields from other
+    filings),
     ``derived`` (field -> how it was computed), ``restated`` (field -> what was first
     reported) and ``split_adjusted`` (field -> the split and the value as filed).
     ``fiscal_year_end`` is submissions' ``fiscalYearEnd`` (``"0926"``); without it the
@@ -501,6 +503,10 @@ def _record(
     if main is not None:
         record["source_filing"] = {"form": main.form, "accession_number": main.accn,
                                    "filed": main.filed, "url": filing_url(main.accn)}
+        if main.fy and main.fp:
+            # the period the filing reports on, labelled like the records' own periods
+            record["source_filing"]["fiscal_period"] = (
+                f"FY{main.fy}" if main.fp == "FY" else f"{main.fp} {main.fy}")
         others = {name: describe_filing(f) for name, f in row.facts.items()
                   if (f.accn, f.form) != (main.accn, main.form)}
         if others:

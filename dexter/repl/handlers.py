@@ -553,7 +553,7 @@ async def chart_command(repl: ReplLike, arg: str) -> None:
             return
         chosen = series[int(wanted) - 1]
     else:
-        exact = [s for s in series if s.name.lower() == wanted.lower()]
+        exact = [s for s in series if wanted.lower() in (s.name.lower(), s.shown_name.lower())]
         found = exact or find_series(series, wanted)
         if not found:
             repl.error(f"/chart {wanted}: no series by that name; /chart lists them.")
@@ -622,5 +622,5 @@ def argument_values(repl: ReplLike, command: str) -> list[str]:
     if command == "chart" and repl.last_report is not None:
         from dexter.reports.series import all_series
 
-        return list(dict.fromkeys(s.name for s in all_series(repl.last_report.tables)))
+        return list(dict.fromkeys(s.shown_name for s in all_series(repl.last_report.tables)))
     return []

@@ -8,11 +8,12 @@ not pay. See docs/reports.md.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 from pathlib import Path
 
 from dexter.filelock import write_atomic
-from dexter.reports.model import Report, ReportSource, build_report
+from dexter.reports.model import Flag, Reference, Report, ReportSource, build_report
 from dexter.secrets import scrub, secret_values
 
 FORMATS: dict[str, str] = {
@@ -95,9 +96,14 @@ def scrubbed(report: Report) -> Report:
     def clean(text: str) -> str:
         return scrub(text, found)
 
-    sources = tuple(ReportSource(s.id, clean(s.title), clean(s.url), s.tool, s.cited)
-                    for s in report.sources)
-    return Report(question=clean(report.question), when=report.when, model=report.model,
-                  answer=clean(report.answer), sources=sources,
-                  verification=report.verification, notes=report.notes,
-                  tables=tuple(t.map_text(clean) for t in report.tables))
+    sources = tuple(dataclasses.replace(
+        s, title=clean(s.title), url=clean(s.url), provider=clean(s.provider),
+        detail=clean(s.detail), inputs=tuple(clean(i) for i in s.inputs),
+        references=tuple(Reference(clean(r.text), clean(r.url), clean(r.name), clean(r.covers))
+                         for r in s.references))
+        for s in report.sources)
+    return dataclasses.replace(
+        report, question=clean(report.question), answer=clean(report.answer), sources=sources,
+        verification=clean(report.verification), notes=tuple(clean(n) for n in report.notes),
+        tables=tuple(t.map_text(clean) for t in report.tables),
+        flags=tuple(Flag(clean(f.text), f.status, clean(f.reason)) for f in report.flags))

@@ -18,7 +18,7 @@ from dexter.data.base import DataResult
 META_KEYS = frozenset({
     "ticker", "report_period", "fiscal_period", "period", "currency", "period_start",
     "source_filing", "field_sources", "derived", "accession_number", "calendar_date",
-    "filing_date",
+    "filing_date", "company_name",
 })
 RATIO_SUFFIXES = ("_margin", "_growth", "return_on_equity", "return_on_assets",
                   "return_on_invested_capital", "_yield", "payout_ratio")
