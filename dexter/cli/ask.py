@@ -18,9 +18,9 @@ from dexter.frontend import (
     EXIT_OK,
     EXIT_USAGE,
     CliError,
+    open_settings,
     print_error,
     print_warning,
-    settings_for,
     stdout_console,
 )
 
@@ -54,6 +54,8 @@ class AskOptions:
     """A skill whose instructions are loaded for the run (``--skill``)."""
     charts: bool = False
     """After the answer, a compact chart of each pulled time series (``--charts``)."""
+    trust_workspace: bool = False
+    """Use the widening options of the workspace's ``.env`` and config for this run."""
 
 
 def run_ask(options: AskOptions) -> int:
@@ -62,12 +64,13 @@ def run_ask(options: AskOptions) -> int:
         print_error("The question is empty. Usage: dexter ask \"your question\"")
         return EXIT_USAGE
     try:
-        settings = settings_for(options.config, model=options.model,
-                                max_iterations=options.max_iterations,
-                                trace=True if options.trace else None,
-                                **{"limits.max_cost_usd": options.max_cost,
-                                   "limits.max_tokens": options.max_tokens},
-                                **({"memory.enabled": False} if options.no_memory else {}))
+        resolved = open_settings(options.config, {
+            "model": options.model, "max_iterations": options.max_iterations,
+            "trace": True if options.trace else None,
+            "limits.max_cost_usd": options.max_cost, "limits.max_tokens": options.max_tokens,
+            **({"memory.enabled": False} if options.no_memory else {}),
+        }, trust_workspace=options.trust_workspace)
+        settings = resolved.settings
         from dexter.cli.sessions_cmd import AskSession
 
         saved = AskSession.open(settings, latest=options.continue_, prefix=options.resume,
@@ -97,6 +100,10 @@ def run_ask(options: AskOptions) -> int:
     outcome = render_run(session, options.question, json_out=options.json_out,
                          plain=options.plain, conversation=conversation)
     saved.save(model=settings.model, scratchpad=session.agent.scratchpad)
+    from dexter.config_trust import ConfigWatch
+
+    for warning in ConfigWatch(resolved).newly_changed():
+        print_warning(warning)
     if isinstance(outcome, int):
         return outcome
     done = outcome
