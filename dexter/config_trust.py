@@ -39,6 +39,7 @@ import dataclasses
 import hashlib
 import os
 import re
+import unicodedata
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -311,6 +312,11 @@ def resolve_settings(config_file: str | Path | None = None,
     if not config_trusted:
         _revert(final, trusted_only, [dotted for dotted, _ in config_widening])
     validate_settings(final.settings, final.sources)
+    default_home = cwd / ".dexter"
+    if not writable_by_commands(final.settings.home_path, [cwd]):
+        # DEXTER_HOME is elsewhere, so the sandbox does not hide ./.dexter: a start here
+        # without DEXTER_HOME would read its rules and trust records
+        watched[default_home / SETTINGS_FILE] = _digest_or_none(default_home / SETTINGS_FILE)
     environ = {k: v for k, v in allowed.items() if k not in env}
     return Resolved(final.settings, environ, files, notices, watched,
                     trust_home=trusted_only.settings.home_path)
@@ -319,15 +325,15 @@ def resolve_settings(config_file: str | Path | None = None,
 def changed_files(resolved: Resolved) -> list[Path]:
     """The workspace config files whose content is not what dexter read at start (written,
     replaced or created since, by a command or anyone): not used by this session."""
-    changed = []
-    for path, digest in resolved.watched.items():
-        try:
-            now: str | None = digest_of(read_small_file(path))
-        except (OSError, ValueError):
-            now = None
-        if now != digest:
-            changed.append(path)
-    return changed
+    return [path for path, digest in resolved.watched.items()
+            if _digest_or_none(path) != digest]
+
+
+def _digest_or_none(path: Path) -> str | None:
+    try:
+        return digest_of(read_small_file(path))
+    except (OSError, ValueError):
+        return None
 
 
 class ConfigWatch:
@@ -341,10 +347,19 @@ class ConfigWatch:
         """A warning for each file that changed since the start and was not reported yet."""
         found = [p for p in changed_files(self.resolved) if p not in self.reported]
         self.reported.update(found)
-        return [f"{path} changed during this session, perhaps written by a command dexter "
-                "ran. dexter read it only at start and does not use the new content now; at "
-                "the next start, any option in it that widens what dexter may do is ignored "
-                "until you confirm it (dexter trust)." for path in found]
+        return [_changed_message(path) for path in found]
+
+
+def _changed_message(path: Path) -> str:
+    if path.name == SETTINGS_FILE:
+        return (f"{path} changed during this session, perhaps written by a command dexter "
+                "ran. It is not this session's DEXTER_HOME, but dexter started here without "
+                "DEXTER_HOME would take its permission rules and trust records: check it, or "
+                "delete it if you did not write it.")
+    return (f"{path} changed during this session, perhaps written by a command dexter ran. "
+            "dexter read it only at start and does not use the new content now; at the "
+            "next start, any option in it that widens what dexter may do is ignored until "
+            "you confirm it (dexter trust).")
 
 
 class _Decider:
@@ -389,8 +404,9 @@ def _check_dotenv(path: Path, data: bytes, dotenv: dict[str, str], base: Loaded,
     others = [name for name in dotenv
               if name not in env and env_setting(name) is None and name != "DEXTER_CONFIG"
               and not is_key_name(name) and name not in _key_variables(base.settings)]
-    wide = [w for _, w in found] + [Widening(name, _shown(dotenv[name]), _variable_effect(name))
-                                    for name in others]
+    wide = [w for _, w in found]
+    wide += [Widening(_shown(name), _shown(dotenv[name]), _variable_effect(name))
+             for name in others]
     checked = decide(path, "dotenv", data, wide)
     files.append(checked)
     if checked.trusted:
@@ -448,7 +464,8 @@ def widening(base: Loaded, candidate: Loaded, origin: str) -> list[tuple[str, Wi
         return candidate.origins.get(dotted) == origin
 
     def add(dotted: str, value: str, effect: str) -> None:
-        found.append((dotted, Widening(_key(dotted, candidate, origin), _shown(value), effect)))
+        found.append((dotted, Widening(_shown(_key(dotted, candidate, origin)), _shown(value),
+                                       effect)))
 
     for dotted, effect in _LISTS.items():
         before, after = _get(old, dotted), _get(new, dotted)
@@ -478,7 +495,7 @@ def widening(base: Loaded, candidate: Loaded, origin: str) -> list[tuple[str, Wi
         if any(k.startswith(prefix) and v == origin for k, v in candidate.origins.items()) \
                 and old.mcp.servers.get(name) != server:
             found.append((f"mcp.servers.{name}",
-                          Widening(f"[mcp.servers.{name}]", _server_text(server),
+                          Widening(_shown(f"[mcp.servers.{name}]"), _shown(_server_text(server)),
                                    "dexter starts this program, or sends requests and headers "
                                    "to this server, outside the sandbox")))
     return found
@@ -541,7 +558,17 @@ def _server_text(server: McpServerSettings) -> str:
     return what + (f" (with {', '.join(names)})" if names else "")
 
 
+MAX_SHOWN = 2_000
+"""A value longer than this is shown cut, saying so (the user should read the file)."""
+
+
 def _shown(value: str) -> str:
-    """A value as the messages show it: credentials masked, at most 200 characters."""
-    text = scrub_output(str(value))
-    return text if len(text) <= 200 else text[:200] + "..."
+    """A value as the prompt and the messages show it: credentials masked, invisible and
+    direction-changing characters (U+202E...) written as ``\\u202e`` so a path cannot
+    look like another, and cut only past :data:`MAX_SHOWN`, saying so."""
+    text = "".join(f"\\u{ord(ch):04x}" if unicodedata.category(ch) == "Cf" else ch
+                   for ch in scrub_output(str(value)))
+    if len(text) <= MAX_SHOWN:
+        return text
+    return (f"{text[:MAX_SHOWN]}... ({len(text):,} characters in all: read the file before "
+            "you trust it)")

@@ -352,3 +352,16 @@ def test_changed_files_sees_a_file_written_or_created_after_the_start(ws: Path) 
     (ws / ".env").write_text("DEXTER_BASH_NETWORK=true\n")
     path.write_text('[bash]\nnetwork = true\n')
     assert sorted(changed_files(resolved)) == sorted([ws / ".env", path])
+
+
+def test_the_prompt_shows_every_added_item_and_no_disguise(ws: Path) -> None:
+    """A value cannot hide a path behind a long list or a right-to-left override."""
+    folders = [f"/data/harmless-{i:03d}" for i in range(40)] + ["/home/u/.ssh"]
+    (ws / ".env").write_text(f"DEXTER_BASH_ALLOW_READ={','.join(folders)}\n"
+                             "DEXTER_BASH_ALLOW_WRITE=/tmp/\u202ehss./u/emoh\n")
+    text = _resolve(ws).files[0].describe()
+    assert "/home/u/.ssh" in text
+    assert "\u202e" not in text and "/tmp/\\u202ehss./u/emoh" in text
+    (ws / ".env").write_text("DEXTER_BASH_ALLOW_WRITE=/" + "a" * 3_000 + "/../../home\n")
+    text = _resolve(ws).files[0].describe()
+    assert "3,012 characters in all: read the file before you trust it" in text

@@ -442,3 +442,20 @@ def test_a_piped_session_never_asks_and_takes_the_flag(llm: FakeLLM, tmp_path: P
     llm.enqueue(Reply(tool_calls=[_shell(f"touch {outside}/flagged", True)]), Reply(text="ok"))
     flagged = run_cli(["--trust-workspace"], cwd=ws, env=env, input_text="go\n")
     assert (outside / "flagged").exists(), flagged.stderr
+
+
+@needs_sandbox
+def test_a_dexter_folder_a_command_creates_when_home_is_elsewhere_is_reported(
+        llm: FakeLLM, tmp_path: Path) -> None:
+    """With DEXTER_HOME outside, ./.dexter is not hidden from commands: one that creates
+    it with rules and trust records is named after the run."""
+    ws, _ = _world(tmp_path)
+    env = _env(llm, ws, DEXTER_HOME=str(tmp_path / "real-home"))
+    plant = ("mkdir -p .dexter && echo '{\"permissions\": {\"allow\": [\"Bash(curl:*)\"]}}' "
+             "> .dexter/settings.json")
+    llm.enqueue(Reply(tool_calls=[_shell(plant, True)]), Reply(text="Done."))
+    result = _ask(ws, env)
+    assert (ws / ".dexter" / "settings.json").is_file()
+    stderr = " ".join(result.stderr.split())
+    assert f"{ws / '.dexter' / 'settings.json'} changed during this session" in stderr
+    assert "delete it if you did not write it" in stderr

@@ -61,6 +61,13 @@ def main_callback(
 ) -> None:
     """Run with no command to open an interactive research session."""
     if ctx.invoked_subcommand is not None:
+        if trust_workspace and ctx.invoked_subcommand != "ask":
+            from dexter.frontend import EXIT_USAGE, print_error
+
+            print_error(f"--trust-workspace is for the interactive session and dexter ask; "
+                        f"for dexter {ctx.invoked_subcommand}, trust the files with "
+                        "`dexter trust` first.")
+            raise typer.Exit(EXIT_USAGE)
         # `dexter --no-memory ask ...`: options given before a command apply to it too.
         ctx.obj = {"model": model, "config": config, "no_memory": no_memory,
                    "continue": continue_, "resume": resume, "trust_workspace": trust_workspace}
