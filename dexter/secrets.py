@@ -346,16 +346,79 @@ def _mask_format(match: re.Match[str]) -> str:
     return REDACTED if _entropy(body) >= 3.0 else token
 
 
+# Where each shape can start is found first, with plain substring searches (fast); the
+# full patterns are then tried only there, not at every position of a long result.
+_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+_ASSIGNMENT_HINTS = (b"pass", b"pwd", b"secret", b"token", b"credential", b"key")
+_NAME_REACH = 120  # how far before its hint a name may start
+_FORMAT_PREFIXES = (b"ghp_", b"gho_", b"ghu_", b"ghs_", b"ghr_", b"github_pat_", b"glpat-",
+                    b"xox", b"AKIA", b"ASIA", b"AIza", b"sk-", b"sk_", b"rk_", b"pk_", b"hf_",
+                    b"npm_", b"pypi-", b"xai-", b"gsk", b"pplx-", b"tvly-", b"eyJ")
+"""The literal starts of :data:`_TOKEN_FORMATS` (kept in step by a test)."""
+
+
+def _ascii_lower(text: str) -> bytes:
+    """``text`` lowercased for finding ASCII words, one byte per character (so positions
+    are the string's)."""
+    return text.encode("ascii", "replace").lower()
+
+
+def _positions(low: bytes, word: bytes) -> list[int]:
+    found, at = [], low.find(word)
+    while at >= 0:
+        found.append(at)
+        at = low.find(word, at + 1)
+    return found
+
+
+def _sub_at(pattern: re.Pattern[str], starts: list[int], repl: Any, text: str,
+            spread: int = 0) -> str:
+    """Apply ``pattern`` where a match may begin: at each of ``starts`` or up to ``spread``
+    characters before it (the first that matches); ``repl`` makes each replacement."""
+    out, done = [], 0
+    for start in sorted(set(starts)):
+        for begin in range(max(done, start - spread), start + 1):
+            match = pattern.match(text, begin)
+            if match is not None:
+                out += [text[done:begin], repl(match)]
+                done = match.end()
+                break
+    return "".join(out) + text[done:] if out else text
+
+
+def _name_starts(text: str, low: bytes) -> list[int]:
+    """Where a ``password``/``token``-style name may begin: before each hint word, back
+    over the name's characters (``DB_PASSWORD``, ``x-api-key``, ``--password``)."""
+    starts = []
+    for word in _ASSIGNMENT_HINTS:
+        for at in _positions(low, word):
+            begin, stop = at, max(0, at - _NAME_REACH)
+            while begin > stop and text[begin - 1] in _NAME_CHARS:
+                begin -= 1
+            while begin < at and text[begin] in "_.-":
+                begin += 1
+            starts.append(begin)
+    return starts
+
+
 def scrub_credentials(text: str) -> str:
     """``text`` with credentials recognised by their shape masked (see the module
     docstring); values nobody registered are covered too. Known values: :func:`scrub`."""
     if not text:
         return text
-    text = _PRIVATE_KEY.sub(lambda m: f"{m.group(1)}\n{REDACTED}\n{m.group(2)}", text)
-    text = _USERINFO.sub(_mask_userinfo, text)
-    text = _AUTH_HEADER.sub(lambda m: f"{m.group(1)}{REDACTED}", text)
-    text = _TOKEN_FORMATS.sub(_mask_format, text)
-    return _ASSIGNED.sub(_mask_assignment, text)
+    if "PRIVATE KEY" in text:
+        text = _PRIVATE_KEY.sub(lambda m: f"{m.group(1)}\n{REDACTED}\n{m.group(2)}", text)
+    if "://" in text:  # the scheme: at most 21 characters before it
+        text = _sub_at(_USERINFO, _positions(_ascii_lower(text), b"://"), _mask_userinfo,
+                       text, spread=21)
+    low = _ascii_lower(text)
+    if b"authorization" in low:  # "proxy-" may come before it
+        text = _sub_at(_AUTH_HEADER, _positions(low, b"authorization"),
+                       lambda m: f"{m.group(1)}{REDACTED}", text, spread=6)
+    raw = text.encode("ascii", "replace")
+    text = _sub_at(_TOKEN_FORMATS, [at for prefix in _FORMAT_PREFIXES
+                                    for at in _positions(raw, prefix)], _mask_format, text)
+    return _sub_at(_ASSIGNED, _name_starts(text, _ascii_lower(text)), _mask_assignment, text)
 
 
 def scrub_output(text: str, secrets: Iterable[str] | None = None) -> str:

@@ -185,3 +185,21 @@ def test_dexter_own_source_changes_only_where_it_holds_a_literal_key() -> None:
     lines = _lines(sorted((ROOT / "dexter").rglob("*.py")))
     changed = _changed(lines)
     assert all("sk-" in line for line in changed), changed
+
+
+@pytest.mark.parametrize("token", [
+    "ghp_Zq8R2mK4pL9xW3vN7cT1yB6hJ0dF5sA8uE2i", "gho_Zq8R2mK4pL9xW3vN7cT1yB6hJ0dF5sA8uE2i",
+    "ghu_Zq8R2mK4pL9xW3vN7cT1yB6hJ0dF5sA8uE2i", "ghs_Zq8R2mK4pL9xW3vN7cT1yB6hJ0dF5sA8uE2i",
+    "ghr_Zq8R2mK4pL9xW3vN7cT1yB6hJ0dF5sA8uE2i", "github_pat_11AZq8R2mK4pL9xW3vN7cT_1yB6hJ0dF5s",
+    "glpat-Xy7Kq2Lm9Np4Rs6Tv8Wz", "xoxp-1234567890-Zq8R2mK4pL9x", "AKIAQ3EXAMPLEK7XZ2PM",
+    "ASIAQ3EXAMPLEK7XZ2PM", "AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY",
+    "sk-ant-api03-Zq8R2mK4pL9xW3vN7cT1yB6hJ0dF5s", "sk-proj-Zq8R2mK4pL9xW3vN7cT1yB6hJ0dF5sA8",
+    "sk_live_51Zq8R2mK4pL9xW3vN7c", "rk_live_51Zq8R2mK4pL9xW3vN7c", "pk_test_51Zq8R2mK4pL9xW3vN7c",
+    "hf_ZqRmKpLxWvNcTyBhJdFsAuEiOoPqAbCd", "npm_Zq8R2mK4pL9xW3vN7cT1yB6hJ0dF5sA8uE2i",
+    "pypi-AgEIcHlwaS5vcmcCJGE0ZjZiZWNhLTk2ZTYtNDRmNS1hYjE0LWQ4NmI3ZmY0",
+    "xai-Zq8R2mK4pL9xW3vN7cT1yB6h", "gsk_Zq8R2mK4pL9xW3vN7cT1yB6h", "pplx-Zq8R2mK4pL9xW3vN7cT1yB6h",
+    "tvly-Zq8R2mK4pL9xW3vN7cT1yB6h",
+    "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N",
+])
+def test_every_documented_token_format_is_masked_on_its_own(token: str) -> None:
+    assert scrub_credentials(f"found {token} in a file") == "found *** in a file"
