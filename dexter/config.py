@@ -55,6 +55,8 @@ class ContextSettings:
     keep_thinking: int = 2
     max_calls_per_tool: int = 3
     similarity_threshold: float = 0.7
+    side_requests: str = "auto"
+    """How the memory flush and compaction are sent (one of ``SIDE_REQUEST_FORMS``)."""
 
 
 @dataclass
@@ -109,6 +111,7 @@ class ToolSettings:
     financial_datasets_base_url: str = "https://api.financialdatasets.ai"
     sec_edgar_base_url: str = "https://www.sec.gov"
     sec_edgar_data_url: str = "https://data.sec.gov"
+    sec_edgar_fts_url: str = "https://efts.sec.gov/LATEST"
     sec_user_agent: str = "dexter-research-agent/0.1 (contact: dexter@example.com)"
     keyless_prices: bool = True
     yahoo_chart_base_url: str = "https://query1.finance.yahoo.com"
@@ -264,8 +267,14 @@ RANGES: dict[str, Range] = {
 of ``[context_windows]`` are ``context_windows.*``). ``load_settings`` checks them all, and
 ``config.example.toml`` writes each next to its key; a test keeps the three in step."""
 
+SIDE_REQUEST_FORMS = ("auto", "continuation", "separate")
+"""``[context] side_requests``: ``auto`` sends the memory flush and compaction as a
+continuation of the conversation when the provider caches prompt prefixes and the window
+holds it, ``continuation`` does so for any provider (a server with its own prefix cache),
+``separate`` always sends them as their own smaller requests."""
+
 URL_KEYS = ("tools.financial_datasets_base_url", "tools.sec_edgar_base_url",
-            "tools.sec_edgar_data_url", "tools.yahoo_chart_base_url")
+            "tools.sec_edgar_data_url", "tools.sec_edgar_fts_url", "tools.yahoo_chart_base_url")
 """Settings that must be an ``http(s)://host...`` URL (``[providers.*] base_url`` too, when set)."""
 
 _SECTIONS = {"context": ContextSettings, "memory": MemorySettings, "tools": ToolSettings,
@@ -285,6 +294,7 @@ _ENV_ALIASES = {
     "FINANCIAL_DATASETS_BASE_URL": "tools.financial_datasets_base_url",
     "SEC_EDGAR_BASE_URL": "tools.sec_edgar_base_url",
     "SEC_EDGAR_DATA_URL": "tools.sec_edgar_data_url",
+    "SEC_EDGAR_FTS_URL": "tools.sec_edgar_fts_url",
     "SEC_EDGAR_USER_AGENT": "tools.sec_user_agent",
     "DEXTER_KEYLESS_PRICES": "tools.keyless_prices",
     "YAHOO_CHART_BASE_URL": "tools.yahoo_chart_base_url",
@@ -729,3 +739,8 @@ def validate_settings(settings: Settings, sources: dict[str, str] | None = None)
         raise ConfigError(f"{_where(dotted, sources)}: [context] preview_chars = "
                           f"{ctx.preview_chars} is out of range; allowed: at most "
                           f"max_tool_result_chars ({ctx.max_tool_result_chars:,}).")
+    if ctx.side_requests not in SIDE_REQUEST_FORMS:
+        dotted = "context.side_requests"
+        raise ConfigError(f"{_where(dotted, sources)}: [context] side_requests = "
+                          f"{_shown(ctx.side_requests)} is not one of "
+                          f"{', '.join(SIDE_REQUEST_FORMS)}.")

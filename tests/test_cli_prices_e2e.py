@@ -45,9 +45,12 @@ def test_ask_gets_prices_without_a_key_and_the_model_reads_their_source(
     result = run_cli(["ask", "--json", "How did Goldman Sachs trade in the first week of "
                       "October 2023?"], cwd=tmp_path, env=keyless_env(llm, data, tmp_path))
     assert result.code == 0, result.stderr
-    # the router was offered the keyless price tools, not the keyed ones
+    # the router was offered the keyless tools (prices from Yahoo; Form 4s and 13F from SEC
+    # EDGAR), not the keyed ones
     offered = {t["function"]["name"] for t in llm.requests[1].body["tools"]}
-    assert offered == {"get_stock_price", "get_stock_prices"}
+    assert offered == {"get_stock_price", "get_stock_prices", "get_insider_trades",
+                       "get_insider_names", "get_insider_ownership",
+                       "get_institutional_holdings"}
     [tool_message] = [m for m in llm.requests[-1].body["messages"] if m["role"] == "tool"]
     _, _, content = tool_message["content"].partition(" ")
     entry = json.loads(content)["data"]["prices[GS, day, 2023-10-02, 2023-10-09]"]

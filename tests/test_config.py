@@ -130,6 +130,18 @@ def test_soft_limit_settings_are_validated() -> None:
     assert settings.context.max_calls_per_tool == 5
 
 
+def test_side_requests_take_one_of_three_forms(tmp_path: Path) -> None:
+    assert load_settings(env=NO_FILE_ENV).context.side_requests == "auto"
+    for form in ("auto", "continuation", "separate"):
+        env = {**NO_FILE_ENV, "DEXTER_CONTEXT_SIDE_REQUESTS": form}
+        assert load_settings(env=env).context.side_requests == form
+    path = write(tmp_path, '[context]\nside_requests = "cached"\n')
+    with pytest.raises(ConfigError, match=r"\[context\] side_requests = 'cached' is not one of "
+                                          r"auto, continuation, separate") as raised:
+        load_settings(path, env=NO_FILE_ENV)
+    assert str(path) in str(raised.value)
+
+
 # ---------------------------------------------------------------------------------------
 # Validation: every numeric key has a range, checked at load time, written in the example
 # ---------------------------------------------------------------------------------------

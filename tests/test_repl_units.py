@@ -478,6 +478,11 @@ def test_run_part_takes_what_the_run_added() -> None:
     assert run_part([system, *history, UserMessage("older")], history, "new\n\nquestion") == ()
     summary = UserMessage("q\n\nSummary: ...", kind="summary")
     assert run_part([system, summary, call], history, "q") == (summary, call)
+    # a compaction in the run dropped the history: the query, then the summary after it
+    compacted = [system, UserMessage("q", kind="query"), summary, call]
+    assert run_part(compacted, history, "q") == tuple(compacted[1:])
+    # another run's query before a summary is not this run's
+    assert run_part([system, UserMessage("other", kind="query"), summary], history, "q") == ()
 
 
 # -- how the REPL's modules depend on each other ---------------------------------------------------

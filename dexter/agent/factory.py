@@ -159,7 +159,7 @@ def build_session(
         approver=approver, queue=queue,
         memory_dir=(settings.home_path / "memory") if memory is not None else None,
         request_user_input=request_user_input, interactive=interactive, trace=trace,
-        recalled=recalled, rerun_of=rerun_of,
+        recalled=recalled, rerun_of=rerun_of, prompt_cache=resolved.provider.caches_prompts,
     )
     return Session(Agent(setup), resolved.model, resolved.provider.display_name, recalled,
                    memory_text, mcp=mcp, mcp_plan=mcp_plan)

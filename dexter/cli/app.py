@@ -260,6 +260,11 @@ def mcp_list(ctx: typer.Context, config: ConfigOpt = None, model: ModelOpt = Non
                                   model if model is not None else cast(str | None, _global(ctx, "model"))))
 
 
+from dexter.cli.data_cmd import data_app  # noqa: E402  (typer only; runs import lazily)
+
+app.add_typer(data_app, name="data")
+
+
 eval_app = typer.Typer(help="Measure answer quality on a dataset of questions with rubrics (docs/eval.md).",
                        invoke_without_command=True, rich_markup_mode=None)
 app.add_typer(eval_app, name="eval")

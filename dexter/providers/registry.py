@@ -45,6 +45,9 @@ class ProviderInfo:
 
     ``fast_model`` and ``default_model`` are model ids on this provider (no prefix).
     ``name_prefix`` routes bare model names (``claude-``); empty means "only explicit".
+    ``caches_prompts``: the provider bills a repeated prompt prefix at a cached rate
+    (automatically, or through the adapter's cache breakpoints), so the memory flush and
+    compaction are sent as a continuation of the conversation (``[context] side_requests``).
     """
 
     id: str
@@ -58,6 +61,7 @@ class ProviderInfo:
     models: tuple[ModelInfo, ...] = ()
     name_prefix: str = ""
     custom: bool = False
+    caches_prompts: bool = False
 
     def find_model(self, model_id: str) -> ModelInfo | None:
         """The catalog entry for ``model_id`` on this provider, if any."""
@@ -107,6 +111,7 @@ PROVIDERS: tuple[ProviderInfo, ...] = (
             _m("o4-mini", "o4-mini", 200_000, 1.10, 4.40),
             _m("o1", "o1", 200_000, 15.0, 60.0),
         ),
+        caches_prompts=True,
     ),
     ProviderInfo(
         "anthropic", "Anthropic", "anthropic", "ANTHROPIC_API_KEY", "https://api.anthropic.com",
@@ -120,6 +125,7 @@ PROVIDERS: tuple[ProviderInfo, ...] = (
             _m("claude-opus-4-1", "Opus 4.1", 200_000, 15.0, 75.0),
         ),
         name_prefix="claude-",
+        caches_prompts=True,
     ),
     ProviderInfo(
         "google", "Google", "openai", "GOOGLE_API_KEY",
@@ -132,6 +138,7 @@ PROVIDERS: tuple[ProviderInfo, ...] = (
             _m("gemini-2.5-flash", "Gemini 2.5 Flash", 1_048_576, 0.30, 2.50),
         ),
         name_prefix="gemini-",
+        caches_prompts=True,
     ),
     ProviderInfo(
         "xai", "xAI", "openai", "XAI_API_KEY", "https://api.x.ai/v1", "XAI_BASE_URL",
@@ -141,6 +148,7 @@ PROVIDERS: tuple[ProviderInfo, ...] = (
             _m("grok-4-1-fast-reasoning", "Grok 4.1 Fast", 2_000_000, 0.20, 0.50),
         ),
         name_prefix="grok-",
+        caches_prompts=True,
     ),
     ProviderInfo(
         "deepseek", "DeepSeek", "openai", "DEEPSEEK_API_KEY", "https://api.deepseek.com",
@@ -152,12 +160,14 @@ PROVIDERS: tuple[ProviderInfo, ...] = (
             _m("deepseek-reasoner", "DeepSeek Reasoner", 128_000, 0.28, 0.42),
         ),
         name_prefix="deepseek-",
+        caches_prompts=True,
     ),
     ProviderInfo(
         "moonshot", "Moonshot", "openai", "MOONSHOT_API_KEY", "https://api.moonshot.cn/v1",
         "MOONSHOT_BASE_URL", "kimi-k2-5", "kimi-k2-5",
         (_m("kimi-k2-5", "Kimi K2.5", 262_144, 0.60, 3.0),),
         name_prefix="kimi-",
+        caches_prompts=True,
     ),
     ProviderInfo(
         "openrouter", "OpenRouter", "openai", "OPENROUTER_API_KEY", "https://openrouter.ai/api/v1",
@@ -359,7 +369,9 @@ def missing_key_message(resolved: ResolvedModel) -> str:
     return (
         f"No API key for {provider.display_name} (model {resolved.name}). Set {var} in a .env "
         f"file in this directory or export it in your shell (export {var}=...), then run "
-        "again. Or pick another model with --model."
+        "again. Or pick another model with --model. Without any key, 'dexter data' reads "
+        "the data itself: statements, segments, filings, insider trades, 13F holdings "
+        "(try: dexter data statements AAPL)."
     )
 
 

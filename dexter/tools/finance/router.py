@@ -28,7 +28,7 @@ from dexter.data.base import (
     PlanError,
     UnsupportedError,
 )
-from dexter.evidence.tables import DataTable, tables_from_data
+from dexter.evidence.tables import DataTable
 from dexter.messages import ToolCall, UserMessage
 from dexter.providers.base import ChatModel, ModelRequest
 from dexter.providers.errors import ProviderError
@@ -227,7 +227,7 @@ async def execute(planned: list[_Planned], sources: SourceSet, ctx: ToolContext,
         if outcome.notes:
             entry["notes"] = [*outcome.notes, *entry.get("notes", [])]
         data[outcome.key] = entry
-        tables.extend(tables_from_data(outcome.key, outcome.result.data, outcome.result.source))
+        tables.extend(item.sub.tables(outcome.key, outcome.result))
         urls.extend(outcome.result.urls)
         labels.append(outcome.result.source)
     if not any(o.result for o in outcomes):
