@@ -26,7 +26,7 @@ from dexter.testing.fakellm import (
     ToolCallSpec,
     Usage,
 )
-from tests.cli_helpers import CliResult, cli_env, run_cli
+from tests.cli_helpers import CliResult, cli_env, config_outside, run_cli
 
 pytestmark = pytest.mark.e2e
 
@@ -550,7 +550,7 @@ def test_a_long_run_sends_every_side_request_as_the_main_requests_continuation(
 def test_a_provider_without_prompt_caching_keeps_the_separate_side_requests(
     fake: FakeLLM, tmp_path: Path,
 ) -> None:
-    config = tmp_path / "config.toml"
+    config = config_outside(tmp_path)
     config.write_text(f'[providers.plain]\nbase_url = "{fake.openai_base_url}"\n'
                       'api_key_env = "PLAIN_API_KEY"\n', encoding="utf-8")
     planted = write_notes(tmp_path, 3)

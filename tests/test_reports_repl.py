@@ -76,6 +76,13 @@ async def test_export_and_chart_the_last_answer(fake_llm: FakeLLM, data: FakeDat
         assert ".xlsx" in text.split("not .docx")[0].splitlines()[-1]
         d.line("/export ../elsewhere.md")
         await d.wait_for("points outside the working directory")
+        elsewhere = tmp_path.parent / f"{tmp_path.name}-elsewhere"
+        elsewhere.mkdir()
+        (tmp_path / "linked").symlink_to(elsewhere)  # as a command could have made it
+        d.line(f"/export {tmp_path / 'linked' / 'apple.md'}")
+        text = await d.wait_for("give the real folder")
+        assert "linked is a symbolic link inside a folder commands may write" in one_line(text)
+        assert list(elsewhere.iterdir()) == []
         d.line("/export no/such/place.md")
         text = await d.wait_for("create it first.")
         assert "does not exist (dexter creates at most the last folder)" in one_line(text)

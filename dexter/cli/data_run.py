@@ -108,7 +108,7 @@ def run_data(request: DataRequest) -> int:
     except ValueError as exc:  # a setting a source refuses (an empty User-Agent)
         print_error(str(exc))
         return EXIT_USAGE
-    return _emit(request, fetched)
+    return _emit(request, fetched, settings.home_path)
 
 
 # --------------------------------------------------------------------------------------------
@@ -321,9 +321,9 @@ COMMANDS: dict[str, Command] = {
 # --------------------------------------------------------------------------------------------
 
 
-def _emit(request: DataRequest, fetched: Fetched) -> int:
+def _emit(request: DataRequest, fetched: Fetched, home: Path) -> int:
     if request.output is not None:
-        return _write_report(request, fetched)
+        return _write_report(request, fetched, home)
     if request.json_out:
         sys.stdout.write(json.dumps(escape_controls_value(fetched.result.data), indent=2,
                                     ensure_ascii=False, default=str) + "\n")
@@ -396,9 +396,9 @@ def _csv_cell(value: Any) -> Any:
     return value
 
 
-def _write_report(request: DataRequest, fetched: Fetched) -> int:
+def _write_report(request: DataRequest, fetched: Fetched, home: Path) -> int:
     from dexter.reports import Report, ReportSource
-    from dexter.reports.export import report_time, save_report
+    from dexter.reports.export import OutputRefused, open_output, report_time, save_report
 
     assert request.output is not None
     result = fetched.result
@@ -418,7 +418,12 @@ def _write_report(request: DataRequest, fetched: Fetched) -> int:
                     model="", answer="\n".join(lines), sources=sources, verification="",
                     notes=tuple(result.notes),
                     tables=tuple(t.with_source_id("S1") for t in fetched.tables))
-    problem = save_report(report, request.output)
+    try:  # checked at the start (output_problem); opened here, no command runs between
+        target = open_output(request.output, Path.cwd(), home)
+    except OutputRefused as exc:
+        print_error(str(exc))
+        return EXIT_USAGE
+    problem = save_report(report, target, home=home)
     if problem is not None:
         print_error(problem)
         return EXIT_FAILED

@@ -39,6 +39,7 @@ __all__ = [
     "ReportError",
     "ReportSource",
     "build_report",
+    "encode_report",
     "format_problem",
     "render_bytes",
     "write_report",
@@ -69,19 +70,25 @@ def render_bytes(report: Report, fmt: str) -> bytes:
     return data
 
 
-def write_report(report: Report, path: Path) -> None:
-    """Write ``report`` to ``path`` in the format its extension names, whole or not at all
-    (a temporary file renamed into place). ``ReportError`` says what went wrong."""
+def encode_report(report: Report, path: Path) -> bytes:
+    """``report`` as the bytes of the format ``path``'s extension names. ``ReportError``
+    for an unknown extension or a missing writer package."""
     problem = format_problem(path)
     if problem is not None:
         raise ReportError(problem)
     try:
-        data = render_bytes(report, FORMATS[path.suffix.lower()])
+        return render_bytes(report, FORMATS[path.suffix.lower()])
     except ImportError as exc:
         package = PACKAGES.get(str(exc.name).split(".")[0], exc.name)
         raise ReportError(f"Writing {path.suffix} needs the Python package {package!r}, "
                           f"which is not installed: reinstall dexter (make run) or "
                           f"pip install {package}.") from None
+
+
+def write_report(report: Report, path: Path) -> None:
+    """Write ``report`` to ``path`` in the format its extension names, whole or not at all
+    (a temporary file renamed into place). ``ReportError`` says what went wrong."""
+    data = encode_report(report, path)
     try:
         write_atomic(path, data)
         path.chmod(0o644)  # a document to share, not the temporary file's private 0600
