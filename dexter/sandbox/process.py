@@ -148,15 +148,24 @@ async def run_command(command: str, cwd: os.PathLike[str] | str, timeout: int, *
     child_env = dict(policy.env) if policy is not None else (env or child_environment())
     preexec = limit_setter(policy.limits) \
         if policy is not None and not runner.limits_in_argv else None
+    start = asyncio.ensure_future(asyncio.create_subprocess_exec(
+        *argv, cwd=cwd, stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        start_new_session=True, env=child_env, preexec_fn=preexec,
+    ))
     try:
-        proc = await asyncio.create_subprocess_exec(
-            *argv, cwd=cwd, stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-            start_new_session=True, env=child_env, preexec_fn=preexec,
-        )
+        proc = await asyncio.shield(start)
     except OSError as exc:
         runner.cleanup()
         raise ToolFailure(f"Could not start {argv[0]} in {cwd}: {exc.strerror or exc}.") from None
+    except asyncio.CancelledError:
+        # Cancelled while the pipes were being connected: the shell already runs (and may
+        # have started children), and asyncio alone would kill only the shell, then wait
+        # for the pipes the children hold. Finish the start, then stop the whole group.
+        with contextlib.suppress(Exception):
+            await asyncio.shield(_stop_group(await start, 0.5))
+        runner.cleanup()
+        raise
     out, err = _Capture(), _Capture()
     pumps = [asyncio.create_task(_pump(proc.stdout, out)),
              asyncio.create_task(_pump(proc.stderr, err))]
