@@ -20,6 +20,14 @@ def pytest_configure(config: pytest.Config) -> None:
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests marked ``long`` (many seconds each: a fresh install, a red-team shard) run
+    first, so that parallel workers do not end waiting for one of them started last.
+    The order is otherwise kept (the sort is stable), and it is the same in every worker,
+    as pytest-xdist requires."""
+    items.sort(key=lambda item: item.get_closest_marker("long") is None)
+
+
 @pytest.fixture(autouse=True)
 def _process_state_is_left_as_found() -> Iterator[None]:
     """The suite runs in parallel and in any order (``make test`` uses pytest-xdist), so a

@@ -18,7 +18,6 @@ from dexter.sandbox.runner import NoSandbox, SandboxStatus, detect_runner
 from dexter.testing.shell_corpus import (
     OUTSIDE_CANARY,
     SSH_CANARY,
-    CorpusReport,
     World,
     adversarial_commands,
     benign_commands,
@@ -47,15 +46,8 @@ def test_the_corpus_covers_every_family_at_size() -> None:
 SHARDS = 4
 
 
-@pytest.fixture(scope="module")
-def decisions(tmp_path_factory: pytest.TempPathFactory) -> CorpusReport:
-    """What the permission engine decides for every command, none of them run."""
-    if not RUNNER.status.active:
-        pytest.skip(f"no OS sandbox here: {RUNNER.status.reason}")
-    return asyncio.run(run_corpus(tmp_path_factory.mktemp("decisions"), RUNNER, execute=False))
-
-
 @needs_sandbox
+@pytest.mark.long
 @pytest.mark.parametrize("shard", range(SHARDS))
 def test_under_yes_in_the_sandbox_no_dangerous_command_causes_harm(tmp_path: Path,
                                                                    shard: int) -> None:
@@ -66,21 +58,24 @@ def test_under_yes_in_the_sandbox_no_dangerous_command_causes_harm(tmp_path: Pat
 
 
 @needs_sandbox
-def test_under_yes_most_dangerous_commands_run_in_the_sandbox(decisions: CorpusReport) -> None:
-    ran = [o for o in decisions.adversarial if o.decision == "allow"]
-    assert len(ran) >= 150  # the sandbox, not the floor, is what stopped most of them
-
-
-@needs_sandbox
+@pytest.mark.long
 @pytest.mark.parametrize("shard", range(SHARDS // 2))
-def test_benign_commands_run_without_asking_and_succeed(tmp_path: Path, shard: int,
-                                                        decisions: CorpusReport) -> None:
-    blocked = [(o.command, o.decision) for o in decisions.benign_blocked]
-    assert len(blocked) <= 0.05 * len(decisions.benign), blocked
+def test_benign_commands_run_in_the_sandbox_and_succeed(tmp_path: Path, shard: int) -> None:
     report = asyncio.run(run_corpus(tmp_path, RUNNER, kinds=("benign",),
                                     shard=(shard, SHARDS // 2)))
     assert len(report.benign) >= len(benign_commands()) // (SHARDS // 2)
     assert [(o.command, o.output[-200:]) for o in report.benign_failed] == []
+
+
+@needs_sandbox
+def test_most_dangerous_commands_reach_the_sandbox_and_benign_ones_do_not_ask(
+        tmp_path: Path) -> None:
+    # What the permission engine decides for every command, none of them run.
+    decisions = asyncio.run(run_corpus(tmp_path, RUNNER, execute=False))
+    ran = [o for o in decisions.adversarial if o.decision == "allow"]
+    assert len(ran) >= 150  # the sandbox, not the floor, is what stopped most of them
+    blocked = [(o.command, o.decision) for o in decisions.benign_blocked]
+    assert len(blocked) <= 0.05 * len(decisions.benign), blocked
 
 
 def test_without_a_sandbox_yes_refuses_every_dangerous_command(tmp_path: Path) -> None:
