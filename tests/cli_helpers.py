@@ -12,6 +12,14 @@ from typing import Any
 
 from dexter.testing.fakellm import FakeLLM
 
+LIVENESS = 120.0
+"""Seconds a test waits for what must happen (a dexter subprocess reaching the fake
+server, a prompt, an exit): only a broken run waits that long, so it is generous for a
+loaded 2-core machine running the suite on several workers. Never a measurement. A fake
+server step that must still be holding when the wait ends (``Stall(timeout=...)``) holds
+for ``HOLD``."""
+HOLD = 3 * LIVENESS
+
 SECRET_OPENAI = "sk-test-openai-0123456789abcdef"
 SECRET_ANTHROPIC = "sk-ant-test-0123456789abcdef"
 

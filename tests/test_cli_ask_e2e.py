@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from dexter.testing.fakellm import FakeLLM, HttpError, Reply, Stall, ToolCallSpec, Usage
-from tests.cli_helpers import SECRET_ANTHROPIC, SECRET_OPENAI, cli_env, run_cli
+from tests.cli_helpers import HOLD, LIVENESS, SECRET_ANTHROPIC, SECRET_OPENAI, cli_env, run_cli
 
 pytestmark = pytest.mark.e2e
 
@@ -257,7 +257,7 @@ def test_ctrl_c_mid_stream_exits_130_and_keeps_the_scratchpad(fake: FakeLLM, tmp
     import sys
 
     stall = Stall(after_chunks=3, reply=Reply(text="A long answer that never finishes " * 20),
-                  timeout=20)
+                  timeout=HOLD)
     fake.enqueue(
         Reply(tool_calls=[ToolCallSpec("calculator", {"expression": "2*21"})]),
         stall,
@@ -268,9 +268,9 @@ def test_ctrl_c_mid_stream_exits_130_and_keeps_the_scratchpad(fake: FakeLLM, tmp
         stderr=subprocess.PIPE, text=True,
     )
     try:
-        assert stall.reached.wait(20), "the stream never reached the stall"
+        assert stall.reached.wait(LIVENESS), "the stream never reached the stall"
         proc.send_signal(signal.SIGINT)
-        _stdout, stderr = proc.communicate(timeout=20)
+        _stdout, stderr = proc.communicate(timeout=LIVENESS)
     finally:
         stall.gate.set()
         if proc.poll() is None:
@@ -305,7 +305,7 @@ def test_a_reader_that_goes_away_ends_the_run_quietly(fake: FakeLLM, tmp_path: P
         first = json.loads(proc.stdout.readline())
         proc.stdout.close()
         stderr = proc.stderr.read()
-        proc.wait(timeout=30)
+        proc.wait(timeout=LIVENESS)
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -448,13 +448,13 @@ async def test_rules_add_reaches_the_system_prompt(fake_llm: FakeLLM, tmp_path: 
 
 
 async def test_cost_and_history_after_runs(fake_llm: FakeLLM, tmp_path: Path) -> None:
-    fake_llm.enqueue(Reply(text="one", usage=Usage(500_000, 0)),
-                     Reply(text="two", usage=Usage(500_000, 250_000)))
+    fake_llm.enqueue(Reply(text="Answer one.", usage=Usage(500_000, 0)),
+                     Reply(text="Answer two.", usage=Usage(500_000, 250_000)))
     async with running_repl(make_settings(tmp_path)) as d:
-        for question in ("first question", "second question"):
-            d.line(question)
-            await d.wait_idle()
-            await d.wait_for(f"❯ {question}")
+        # Each question once the run before has answered: typed while it runs, the second
+        # would join the first run as a queued message and there would be one run, not two.
+        await d.ask("first question", "Answer one.")
+        await d.ask("second question", "Answer two.")
         d.line("/cost")
         text = await d.wait_for("Estimated cost")
         d.line("/history")

@@ -65,13 +65,31 @@ async def sandboxed(world: World, command: str, grants: Grants | None = None,
     "cat ~/.ssh/id_rsa", "cat $HOME/.ssh/id_rsa", "cat {home}/.ssh/id_rsa", "cat ~/.s?h/i*",
     "cat {home}/.aws/credentials", "cd {home} && cat .aws/credentials",
     "python3 -c \"print(open('{home}/.ssh/id_rsa').read())\"", "find / -name id_rsa 2>/dev/null | xargs cat",
-    "grep -r CANARY / 2>/dev/null | head", "cat {outside}/notes.txt", "ls -R {root}",
+    "cat {outside}/notes.txt", "ls -R {root}",
 ])
 async def test_planted_secrets_and_outside_files_are_invisible(world: World, command: str) -> None:
     out = await sandboxed(world, command.format(home=world.home, outside=world.outside,
                                                 root=world.root))
     for canary in (SSH_CANARY, AWS_CANARY, OUTSIDE_CANARY):
         assert canary not in out
+
+
+async def test_no_file_anywhere_in_the_sandbox_holds_a_planted_secret(world: World) -> None:
+    # A search of the content of every file the sandbox shows would take minutes (gigabytes
+    # of system folders). The planted files were written when the world was built and a bind
+    # mount keeps their times, so the files that could hold one are those changed since: a
+    # search of those covers the whole tree (/proc aside: processes, not files) and ends.
+    # The control file in the workspace shows that the search finds what is there.
+    since = int(min(p.stat().st_mtime for p in (world.home / ".ssh" / "id_rsa",
+                                               world.outside / "notes.txt"))) - 60
+    (world.workspace / "control.txt").write_text(f"{OUTSIDE_CANARY}\n")
+    out = await sandboxed(world, f"find / -path /proc -prune -o -type f -newermt @{since} "
+                                 "-print0 2>/dev/null | xargs -0 grep -l -s -F CANARY-; "
+                                 "echo searched")
+    listed = out.split("--- stdout ---\n")[1].splitlines()
+    assert listed[-1] == "searched"
+    assert str(world.workspace / "control.txt") in listed
+    assert [line for line in listed[:-1] if not line.startswith(str(world.workspace))] == []
 
 
 @pytest.mark.parametrize("command", [

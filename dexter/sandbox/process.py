@@ -25,7 +25,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -198,21 +198,32 @@ async def _run(command: str, cwd: os.PathLike[str] | str, timeout: int, launch: 
     preexec = limit_setter(policy.limits) \
         if policy is not None and not runner.limits_in_argv else None
     ooms = launch.cgroup.oom_kills() if launch.cgroup is not None else 0
+    starting: Awaitable[asyncio.subprocess.Process | SpawnedProcess]
+    if launch.spawner is not None:
+        starting = launch.spawner.spawn(launch.argv, launch.env, os.fspath(cwd),
+                                        launch.pass_fds)
+    else:
+        starting = asyncio.create_subprocess_exec(
+            *launch.argv, cwd=cwd, stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            start_new_session=True, env=launch.env, preexec_fn=preexec,
+            pass_fds=launch.pass_fds,
+        )
+    start: asyncio.Future[asyncio.subprocess.Process | SpawnedProcess] = \
+        asyncio.ensure_future(starting)
     proc: asyncio.subprocess.Process | SpawnedProcess
     try:
-        if launch.spawner is not None:
-            proc = await launch.spawner.spawn(launch.argv, launch.env, os.fspath(cwd),
-                                              launch.pass_fds)
-        else:
-            proc = await asyncio.create_subprocess_exec(
-                *launch.argv, cwd=cwd, stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-                start_new_session=True, env=launch.env, preexec_fn=preexec,
-                pass_fds=launch.pass_fds,
-            )
+        proc = await asyncio.shield(start)
     except OSError as exc:
         argv0 = launch.argv[0]
         raise ToolFailure(f"Could not start {argv0} in {cwd}: {exc.strerror or exc}.") from None
+    except asyncio.CancelledError:
+        # Cancelled while the pipes were being connected: the shell already runs (and may
+        # have started children), and asyncio alone would kill only the shell, then wait
+        # for the pipes the children hold. Finish the start, then stop the whole group.
+        with contextlib.suppress(Exception):
+            await asyncio.shield(_stop_group(await start, 0.5))
+        raise
     out, err = _Capture(), _Capture()
     pumps = [asyncio.create_task(_pump(proc.stdout, out)),
              asyncio.create_task(_pump(proc.stderr, err))]
