@@ -95,3 +95,33 @@ def test_a_command_inherits_no_descriptor_of_the_host(
         json.loads(settings)
     listing = saw.split("descriptors:")[-1].splitlines()[0]
     assert listing.strip() == "", f"the command inherited descriptors: {listing}"
+
+
+DEEP_MOVE = r"""
+import os, sys
+name = "d" * 200
+if sys.argv[1] == "hide":
+    workspace = os.open(".", os.O_RDONLY)
+    for _ in range(24):  # 24 x 201 bytes: past the 4,096 bytes a mount path may have
+        os.makedirs(name, exist_ok=True)
+        os.chdir(name)
+    os.rename("config", "config", src_dir_fd=workspace, dst_dir_fd=os.open(".", os.O_RDONLY))
+else:
+    for _ in range(24):
+        os.chdir(name)
+    print("READ", open("config/credentials.json").read())
+"""
+DEEP_SECRET = "CANARY-moved-past-the-path-limit-5e1d"
+
+
+@pytest.mark.parametrize(("yes", "hidden"), MODES)
+def test_a_secret_moved_deeper_than_a_mount_can_reach_stays_hidden(
+        llm: FakeLLM, machine: World, yes: bool, hidden: bool) -> None:
+    m = machine
+    (m.workspace / "config").mkdir()
+    (m.workspace / "config" / "credentials.json").write_text(DEEP_SECRET)
+    (m.workspace / "deep.py").write_text(DEEP_MOVE)
+    ask(llm, m, ["python3 deep.py hide", "python3 deep.py read"], yes=yes, hidden=hidden)
+    saw = model_saw(llm)
+    assert "Exit code: 0" in saw.split("deep.py read")[0], "the move itself worked"
+    assert DEEP_SECRET not in saw
