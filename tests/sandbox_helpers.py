@@ -51,16 +51,17 @@ def snapshot(top: Path) -> dict[str, str]:
 
 
 def ask(llm: FakeLLM, m: World, commands: list[str], *, yes: bool, hidden: bool,
-        flags: tuple[str, ...] = (), **env: str) -> CliResult:
+        flags: tuple[str, ...] = (), as_script: bool = False, **env: str) -> CliResult:
     """One ``dexter ask --json`` run in ``m``'s workspace in which the model runs
-    ``commands`` one after the other, then answers."""
+    ``commands`` one after the other, then answers (``as_script``: started as the
+    ``dexter`` command, see :func:`tests.cli_helpers.dexter_command`)."""
     replies = [Reply(tool_calls=[ToolCallSpec("bash", {"command": hide(c) if hidden else c})])
                for c in commands]
     llm.enqueue(*replies, Reply(text="Done."))
     full_env = cli_env(llm, m.workspace, HOME=str(m.home), XDG_CONFIG_HOME=str(m.home / ".config"),
                        DEXTER_HOME=str(m.workspace / ".dexter"), **env)
     args = ["ask", "--json", *(["--yes"] if yes else []), *flags, "go"]
-    result = run_cli(args, cwd=m.workspace, env=full_env, timeout=180)
+    result = run_cli(args, cwd=m.workspace, env=full_env, timeout=180, as_script=as_script)
     assert result.code == 0, result.stderr[-2000:]
     return result
 

@@ -125,3 +125,22 @@ def test_a_secret_moved_deeper_than_a_mount_can_reach_stays_hidden(
     saw = model_saw(llm)
     assert "Exit code: 0" in saw.split("deep.py read")[0], "the move itself worked"
     assert DEEP_SECRET not in saw
+
+
+@pytest.mark.parametrize(("yes", "hidden"), MODES)
+def test_modules_planted_in_the_workspace_do_not_run_in_dexters_helpers(
+        llm: FakeLLM, machine: World, yes: bool, hidden: bool) -> None:
+    """dexter starts a helper process outside the sandbox (the one that starts commands in
+    their cgroup); modules a command writes where Python would look first (the working
+    directory) must not be imported by it at the next start. dexter is started as the
+    README says, as the ``dexter`` command (``python -m dexter`` puts the working directory
+    first on its own path: docs/security.md, Known limits)."""
+    m = machine
+    marker = m.outside / "pwned-by-a-planted-module"
+    code = f"open({str(marker)!r}, 'w').write('ran')\\n"
+    plant = "; ".join(f"printf \"{code}\" > {name}" for name in
+                      ("json.py", "socket.py", "signal.py", "ctypes.py", "fcntl.py", "os.py"))
+    ask(llm, m, [plant], yes=yes, hidden=hidden, as_script=True)
+    assert (m.workspace / "json.py").is_file(), "the workspace is the command's to write"
+    ask(llm, m, ["echo next start"], yes=yes, hidden=hidden, as_script=True)
+    assert not marker.exists()
