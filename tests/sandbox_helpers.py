@@ -51,17 +51,24 @@ def snapshot(top: Path) -> dict[str, str]:
 
 
 def ask(llm: FakeLLM, m: World, commands: list[str], *, yes: bool, hidden: bool,
-        flags: tuple[str, ...] = (), as_script: bool = False, **env: str) -> CliResult:
+        flags: tuple[str, ...] = (), as_script: bool = False,
+        python: list[str] | None = None, **env: str) -> CliResult:
     """One ``dexter ask --json`` run in ``m``'s workspace in which the model runs
     ``commands`` one after the other, then answers (``as_script``: started as the
-    ``dexter`` command, see :func:`tests.cli_helpers.dexter_command`)."""
+    ``dexter`` command, see :func:`tests.cli_helpers.dexter_command`; ``python``: started
+    by this command line instead)."""
     replies = [Reply(tool_calls=[ToolCallSpec("bash", {"command": hide(c) if hidden else c})])
                for c in commands]
     llm.enqueue(*replies, Reply(text="Done."))
     full_env = cli_env(llm, m.workspace, HOME=str(m.home), XDG_CONFIG_HOME=str(m.home / ".config"),
                        DEXTER_HOME=str(m.workspace / ".dexter"), **env)
     args = ["ask", "--json", *(["--yes"] if yes else []), *flags, "go"]
-    result = run_cli(args, cwd=m.workspace, env=full_env, timeout=180, as_script=as_script)
+    if python is not None:
+        done = subprocess.run([*python, *args], cwd=m.workspace, env=full_env,
+                              capture_output=True, text=True, timeout=180, check=False)
+        result = CliResult(done.returncode, done.stdout, done.stderr, m.workspace)
+    else:
+        result = run_cli(args, cwd=m.workspace, env=full_env, timeout=180, as_script=as_script)
     assert result.code == 0, result.stderr[-2000:]
     return result
 

@@ -11,10 +11,15 @@ docs/security.md lists every attempt of this red team and what stopped it.
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+import dexter
 from dexter.config import Settings
 from dexter.sandbox.runner import detect_runner
 from dexter.testing.fakellm import FakeLLM
@@ -144,3 +149,32 @@ def test_modules_planted_in_the_workspace_do_not_run_in_dexters_helpers(
     assert (m.workspace / "json.py").is_file(), "the workspace is the command's to write"
     ask(llm, m, ["echo next start"], yes=yes, hidden=hidden, as_script=True)
     assert not marker.exists()
+
+
+@pytest.mark.parametrize(("yes", "hidden"), MODES)
+def test_dexters_own_program_in_the_workspace_is_read_only(
+        llm: FakeLLM, machine: World, yes: bool, hidden: bool) -> None:
+    """dexter started where its own virtual environment and source live (``make run`` in
+    its checkout): a command cannot change the code the next start runs, by a ``.pth``
+    file in ``site-packages``, by editing the package, or by moving either aside."""
+    m = machine
+    venv, src = m.workspace / ".venv", m.workspace / "src"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    shutil.copytree(Path(dexter.__file__).parent, src / "dexter",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    site = next(venv.glob("lib/python3*/site-packages"))
+    deps = [p for p in sys.path if p.endswith("site-packages") and Path(p).is_dir()]
+    marker = m.outside / "pwned-at-the-next-start"
+    line = f"import os; open({str(marker)!r}, 'w').write('ran')"
+    commands = [f"echo \"{line}\" > {site.relative_to(m.workspace)}/evil.pth; "
+                f"echo \"{line}\" >> src/dexter/__init__.py; "
+                "mv src/dexter src/dexter.orig && cp -r src/dexter.orig src/dexter; "
+                "mv .venv .venv.orig && mkdir .venv; ls src .venv"]
+    for _ in range(2):  # the attack, then the next start
+        env = {"PYTHONPATH": os.pathsep.join([str(src), *deps])}
+        ask(llm, m, commands, yes=yes, hidden=hidden,
+            python=[str(venv / "bin" / "python"), "-P", "-m", "dexter"], **env)
+        commands = ["echo next start"]
+    assert not marker.exists()
+    assert not list(site.glob("*.pth")) and not (src / "dexter.orig").exists()
+    assert "Read-only file system" in model_saw(llm)
