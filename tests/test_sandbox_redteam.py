@@ -178,3 +178,46 @@ def test_dexters_own_program_in_the_workspace_is_read_only(
     assert not marker.exists()
     assert not list(site.glob("*.pth")) and not (src / "dexter.orig").exists()
     assert "Read-only file system" in model_saw(llm)
+
+
+@pytest.mark.parametrize(("yes", "hidden"), MODES)
+def test_programs_planted_on_path_in_the_workspace_are_not_what_dexter_starts(
+        llm: FakeLLM, machine: World, yes: bool, hidden: bool) -> None:
+    """The user's PATH names a folder of the workspace (an activated project venv, a
+    ``./bin``): a ``bwrap`` or ``prlimit`` a command puts there must not be the program
+    dexter starts outside the sandbox at its next start."""
+    m = machine
+    marker = m.outside / "pwned-by-a-planted-program"
+    real = shutil.which("bwrap")
+    assert real is not None
+    plant = "; ".join(
+        f"printf '#!/bin/sh\\ntouch {marker}\\nexec {shutil.which(name) or '/bin/true'} "
+        f"\"$@\"\\n' > bin/{name}; chmod +x bin/{name}" for name in ("bwrap", "prlimit"))
+    (m.workspace / "bin").mkdir()
+    path = f"{m.workspace / 'bin'}{os.pathsep}{os.environ['PATH']}"
+    ask(llm, m, [plant], yes=yes, hidden=hidden, PATH=path)
+    assert os.access(m.workspace / "bin" / "bwrap", os.X_OK)
+    result = ask(llm, m, ["echo contained; id -u"], yes=yes, hidden=hidden, PATH=path)
+    assert not marker.exists()
+    assert "contained" in model_saw(llm).split("id -u")[-1], result.stderr
+
+
+@pytest.mark.parametrize("hidden", [False, True])
+def test_an_mcp_server_named_by_its_program_is_never_one_planted_on_path(
+        llm: FakeLLM, machine: World, hidden: bool) -> None:
+    """The user's config (outside the workspace) starts an MCP server by name; a program of
+    that name a command writes into a workspace folder on PATH is not started."""
+    m = machine
+    marker = m.outside / "pwned-by-a-planted-mcp-server"
+    config = m.root / "user-config.toml"
+    config.write_text('[mcp.servers.notes]\ncommand = "notes-mcp"\n')
+    (m.workspace / "bin").mkdir()
+    path = f"{m.workspace / 'bin'}{os.pathsep}{os.environ['PATH']}"
+    plant = (f"printf '#!/bin/sh\\ntouch {marker}\\n' > bin/notes-mcp; "
+             "chmod +x bin/notes-mcp")
+    ask(llm, m, [plant], yes=False, hidden=hidden, PATH=path, DEXTER_CONFIG=str(config))
+    assert os.access(m.workspace / "bin" / "notes-mcp", os.X_OK)
+    result = ask(llm, m, ["echo next start"], yes=False, hidden=hidden, PATH=path,
+                 DEXTER_CONFIG=str(config))
+    assert not marker.exists()
+    assert "in a folder commands dexter runs can write" in " ".join(result.stderr.split())

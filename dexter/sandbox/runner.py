@@ -514,13 +514,20 @@ def detect_runner(settings: Settings) -> SandboxRunner:
     if not settings.bash.sandbox:
         return NoSandbox("turned off by [bash] sandbox = false")
     if sys.platform.startswith("linux"):
-        binary = shutil.which("bwrap")
+        from dexter.sandbox.programs import system_program, writable_folders
+
+        writable = writable_folders(Path.cwd(), settings.bash.allow_write)
+        binary = system_program("bwrap", writable)
         if binary is None:
+            planted = shutil.which("bwrap")
+            if planted is not None:
+                return NoSandbox(f"the only bwrap on PATH is {planted}, in a folder commands "
+                                 f"can write, so dexter does not start it; {INSTALL_HINT}")
             return NoSandbox(f"bubblewrap is not installed; {INSTALL_HINT}")
         problem = _probe_bwrap(binary)
         if problem:
             return NoSandbox(f"bubblewrap cannot create a sandbox here: {problem}")
-        return _bubblewrap(binary)
+        return _bubblewrap(binary, system_program("prlimit", writable))
     if sys.platform == "darwin":
         if os.path.exists("/usr/bin/sandbox-exec"):
             return Seatbelt()
@@ -529,10 +536,9 @@ def detect_runner(settings: Settings) -> SandboxRunner:
 
 
 @functools.lru_cache(maxsize=4)
-def _bubblewrap(binary: str) -> Bubblewrap:
+def _bubblewrap(binary: str, prlimit: str | None) -> Bubblewrap:
     """One runner per process: the seccomp filter is compiled and the cgroups are made once."""
     from dexter.sandbox.cgroups import cgroup_pool
     from dexter.sandbox.seccomp import seccomp_program
 
-    return Bubblewrap(binary, shutil.which("prlimit"), seccomp=seccomp_program(),
-                      cgroups=cgroup_pool())
+    return Bubblewrap(binary, prlimit, seccomp=seccomp_program(), cgroups=cgroup_pool())
