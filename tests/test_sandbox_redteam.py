@@ -221,3 +221,64 @@ def test_an_mcp_server_named_by_its_program_is_never_one_planted_on_path(
                  DEXTER_CONFIG=str(config))
     assert not marker.exists()
     assert "in a folder commands dexter runs can write" in " ".join(result.stderr.split())
+
+
+SET_ID = r"""
+import os
+for name, flags in (("made", os.O_CREAT | os.O_WRONLY), ("tmp", os.O_TMPFILE | os.O_WRONLY)):
+    try:
+        fd = os.open("made" if name == "made" else ".", flags, 0o6755)
+        if name == "tmp":
+            os.link(f"/proc/self/fd/{fd}", "from-tmpfile")
+    except OSError as exc:
+        print(name, exc.errno)
+for mode in (0o104755, 0o102755):
+    try:
+        os.mknod(f"node-{mode:o}", mode)
+    except OSError as exc:
+        print("mknod", exc.errno)
+"""
+
+
+@pytest.mark.parametrize(("yes", "hidden"), MODES)
+def test_no_command_leaves_a_set_user_id_file_for_the_host(
+        llm: FakeLLM, machine: World, yes: bool, hidden: bool) -> None:
+    """A command's files are root's on the host (its user maps to root outside, so the
+    workspace stays writable): one with the set-user-ID bit would let any user of the
+    machine run it as root."""
+    m = machine
+    (m.workspace / "setid.py").write_text(SET_ID)
+    ask(llm, m, ["cp /bin/true su1; chmod 4755 su1; chmod u+s,g+s su1; "
+                 "install -m 6755 /bin/true su2; cp /bin/true su3; "
+                 "python3 -c 'import os; os.chmod(\"su3\", 0o4755)'; python3 setid.py; "
+                 "ls -l su1 su3"], yes=yes, hidden=hidden)
+    for path in m.workspace.rglob("*"):
+        if not path.is_symlink():
+            assert not path.stat().st_mode & 0o6000, path
+    assert (m.workspace / "su1").is_file(), "the copy itself worked"
+    assert "Operation not permitted" in model_saw(llm)
+
+
+I386_KEYCTL = r"""
+import ctypes, mmap, struct
+# mov eax, 288 (keyctl in the i386 table); mov ebx, 0; mov ecx, -4; xor edx, edx;
+# int 0x80; ret: the call by the 32-bit ABI, which a filter naming only x86-64 would miss
+code = (b"\xb8" + struct.pack("<I", 288) + b"\xbb" + struct.pack("<I", 0) + b"\xb9"
+        + struct.pack("<i", -4) + b"\x31\xd2\xcd\x80\xc3")
+page = mmap.mmap(-1, 4096, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
+page.write(code)
+call = ctypes.CFUNCTYPE(ctypes.c_long)(ctypes.addressof(ctypes.c_char.from_buffer(page)))
+print("keyring", call())
+"""
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="the i386 ABI is x86-64's")
+@pytest.mark.parametrize("hidden", [False, True])
+def test_a_system_call_by_another_abi_is_not_a_way_around_the_filter(
+        llm: FakeLLM, machine: World, hidden: bool) -> None:
+    m = machine
+    (m.workspace / "abi.py").write_text(I386_KEYCTL)
+    ask(llm, m, ["python3 abi.py; echo \"exit $?\""], yes=True, hidden=hidden)
+    saw = model_saw(llm)
+    assert "keyring" not in saw.split("abi.py")[-1]
+    assert "exit 159" in saw  # 128 + SIGSYS: killed by the filter

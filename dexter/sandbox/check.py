@@ -8,7 +8,7 @@ command cannot. Planted files are removed afterwards.
 The probes of what a command must not change, and of root's powers, run in a scratch
 workspace made for them (never the user's): a protected folder that is a link is refused,
 ``.git`` cannot be renamed away, a ``.git`` a command creates is rolled back, the command
-holds no descriptor of the host, ``/proc/sys``
+holds no descriptor of the host nor makes a set-user-ID file, ``/proc/sys``
 and the kernel keyring are out of reach, the command is not root, and a fork bomb and a
 shared-memory bomb stop at the limits (a small ``max_processes`` and ``memory_mb`` for the
 probe).
@@ -190,6 +190,13 @@ async def _protection_probes(runner: SandboxRunner, settings: Settings) -> list[
         results.append(ProbeResult("the command holds no descriptor of the host (a door "
                                    "past every mount)",
                                    "checked" in out and "inherited" not in out, out[:200]))
+        code, out = await _run(runner, probe, ws, "cp /bin/sh probe-setid && "
+                               "chmod 6755 probe-setid")
+        made = ws / "probe-setid"
+        mode = os.lstat(made).st_mode if made.exists() else 0
+        results.append(ProbeResult("no command can make a set-user-ID file (it would be "
+                                   "root's on the host)", not mode & 0o6000, out[:200]))
+        made.unlink(missing_ok=True)
         code, out = await _run(runner, probe, ws, "id -u; grep CapEff /proc/self/status")
         lines = out.split()
         results.append(ProbeResult("commands run as an unprivileged user",
