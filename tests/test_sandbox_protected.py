@@ -92,7 +92,8 @@ def test_a_config_file_that_does_not_exist_cannot_be_created_by_any_route(
     result = ask(llm, m, [f"printf '{line}\\n' > {name}",
                           f"printf '{line}\\n' > staged; mv staged {name}",
                           f"ln -s {m.home}/.bash_history {name}",
-                          f"mkdir -p {name}/x"],
+                          f"mkdir -p {name}/x",
+                          f"mkfifo {name}"],
                  yes=yes, hidden=hidden)
     assert not os.path.lexists(m.workspace / name)
     if hidden:  # the plain forms may be refused by the command check before they run
@@ -108,14 +109,20 @@ def test_a_config_file_that_exists_cannot_be_renamed_replaced_linked_or_written(
     line = "DEXTER_BASH_NETWORK=true" if name == ".env" else "[bash]\\nnetwork = true"
     path = m.workspace / name
     path.write_text(text)
-    before = _identity(path)
+    before, before_mode = _identity(path), os.stat(path).st_mode & 0o777
     ask(llm, m, [f"printf '{line}\\n' >> {name}",
                  f"mv {name} {name}.old; printf '{line}\\n' > {name}",
                  f"printf '{line}\\n' > staged; mv -f staged {name}",
-                 f"rm -f {name}; ln -s {m.home}/.bash_history {name}"],
+                 f"rm -f {name}; ln -s {m.home}/.bash_history {name}",
+                 f"ln {name} hard; printf '{line}\n' >> hard; chmod 666 {name}",
+                 "ln .git/config gitcfg; printf '[core]\\n\\tfsmonitor = touch x\\n' >> gitcfg"],
         yes=yes, hidden=hidden)
     assert _identity(path) == before and path.read_text() == text
     assert not os.path.lexists(m.workspace / f"{name}.old")
+    hard = m.workspace / "hard"  # a hard link cannot cross the read-only mount
+    assert not hard.exists() or not os.path.samefile(hard, path)
+    assert "fsmonitor" not in (m.workspace / ".git" / "config").read_text()
+    assert os.stat(path).st_mode & 0o777 == before_mode
 
 
 @pytest.mark.parametrize("recorded", [False, True], ids=["no-record-yet", "record-exists"])
