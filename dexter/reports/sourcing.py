@@ -50,6 +50,7 @@ CONSTANTS = frozenset({100.0, 1_000.0, 1e6, 1e9, 1e12, 365.0, 360.0, 52.0, 12.0,
 """Numbers a calculation uses that need no source (percent, scale, days, periods)."""
 _SCALES = (1.0, 1e3, 1e6, 1e9, 1e12)
 _ID = re.compile(r"^S(\d+)$")
+_ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
 _CHANGE = re.compile(r"\b(?:grew|growth|grow|rose|increase[ds]?|fell|declined?|decrease[ds]?|"
                      r"changed?|up|down)\b")
 
@@ -234,11 +235,11 @@ def _tables_title(tables: Sequence[DataTable]) -> str:
     entity = ""
     bases = [table_title(t).split(" · ")[0] for t in tables]
     if len(tables) > 3 and len(set(bases)) == 1:
-        span = period_span(tables[0].index) if tables[0].index_name == "period" else ""
+        span = _span(tables[0])
         return f"{bases[0]}{', ' + span if span else ''} ({len(tables)} tables)"
     for table in tables:
         title = table_title(table)
-        span = period_span(table.index) if table.index_name == "period" else ""
+        span = _span(table)
         if span:
             title += f", {span}"
         if entity and title.startswith(f"{entity} — "):
@@ -248,6 +249,19 @@ def _tables_title(tables: Sequence[DataTable]) -> str:
         if title not in parts:
             parts.append(title)
     return "; ".join(parts)
+
+
+def _span(table: DataTable) -> str:
+    """The periods a table covers (``FY2021–FY2025``), or its dates (``2 Oct 2023 to 9 Oct
+    2023``); '' when it has neither."""
+    if table.index_name == "period":
+        return period_span(table.index)
+    if table.index_name == "date":
+        dates = sorted(d for d in table.index if _ISO_DATE.match(d))
+        if dates:
+            first, last = date_text(dates[0]), date_text(dates[-1])
+            return first if first == last else f"{first} to {last}"
+    return ""
 
 
 def _most_common(cells: list[list[str]]) -> str:
