@@ -270,8 +270,10 @@ class ToolExecutor:
             if decision.cacheable and key in self.session_grants:
                 return None, decision.grants
             preview, saved = self._preview(tool, call, args)
-            choice = await self.approver(ApprovalRequest(call.name, args, decision, call.id,
-                                                         preview, saved))
+            # the dialog shows the call with credentials masked; the approved call runs as
+            # written
+            choice = await self.approver(ApprovalRequest(
+                call.name, scrub_output_value(args), decision, call.id, preview, saved))
             emit(ToolApproval(tool=call.name, args=scrub_output_value(args), decision=choice,
                               tool_call_id=call.id))
             if choice == "allow-session" and decision.cacheable:
@@ -298,7 +300,7 @@ class ToolExecutor:
             return "", ""
         if not text:
             return "", ""
-        text = scrub(text)
+        text = scrub_output(text)
         if text.count("\n") <= PREVIEW_LINES:
             return text, ""
         path = self.ctx.home / "previews" / f"{result_file_stem(call.id)}.diff"
