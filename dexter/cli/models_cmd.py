@@ -7,15 +7,16 @@ from pathlib import Path
 from dexter.frontend import EXIT_OK, EXIT_USAGE, CliError, print_error, settings_for
 
 
-def run_models(config: Path | None) -> int:
-    """Print the model table. Keys are shown as set or missing, never their values."""
+def run_models(config: Path | None, model: str | None = None) -> int:
+    """Print the model table and the model a run would use (``model``: ``--model``).
+    Keys are shown as set or missing, never their values."""
     from rich.table import Table
 
     from dexter.frontend import stdout_console
     from dexter.providers.registry import model_rows
 
     try:
-        settings = settings_for(config)
+        settings = settings_for(config, model=model)
     except CliError as exc:
         print_error(str(exc))
         return EXIT_USAGE
