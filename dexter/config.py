@@ -510,9 +510,9 @@ def _coerce(value: Any, hint: Any, where: str) -> Any:
         except (ValueError, OverflowError):
             raise ConfigError(f"{where} must be a number, got {_shown(value)}.") from None
     if hint is str:
-        if not isinstance(value, str | int | float) or isinstance(value, bool):
-            raise ConfigError(f"{where} must be a string, got {value!r}.")
-        return str(value)
+        if not isinstance(value, str):  # `model = 5` in TOML: a number, not a name
+            raise ConfigError(f"{where} must be a string in quotes, got {_shown(value)}.")
+        return value
     if origin is list or hint is list or typing.get_origin(hint) is list:
         if isinstance(value, str):
             return [item.strip() for item in value.split(",") if item.strip()]
