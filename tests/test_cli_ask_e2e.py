@@ -206,11 +206,24 @@ def test_replay_re_renders_the_run(fake: FakeLLM, tmp_path: Path) -> None:
     assert types[0] == "run_start" and types[-1] == "done" and "tool_end" in types
 
 
-def test_replay_of_a_file_with_no_readable_entry_fails(tmp_path: Path) -> None:
+def test_replay_of_a_file_with_no_readable_entry_is_bad_input(tmp_path: Path) -> None:
     (tmp_path / "bad.jsonl").write_text("not json\n", encoding="utf-8")
     result = run_cli(["replay", "bad.jsonl"], cwd=tmp_path, env=cli_env(None, tmp_path))
-    assert result.code == 1
+    assert result.code == 2
     assert "holds no readable entries (1 line corrupt)" in result.stderr
+
+
+@pytest.mark.parametrize("content", [b"not json\n", b'{"name": "not a scratchpad"}\n', b"",
+                                     bytes(range(256)), b"[1, 2, 3]\n"],
+                         ids=["text", "json", "empty", "binary", "array"])
+def test_replay_and_rerun_agree_a_file_that_is_not_a_scratchpad_is_exit_2(
+        tmp_path: Path, content: bytes) -> None:
+    (tmp_path / "notes.jsonl").write_bytes(content)
+    env = cli_env(None, tmp_path)
+    replayed = run_cli(["replay", "notes.jsonl"], cwd=tmp_path, env=env)
+    rerun = run_cli(["rerun", "notes.jsonl"], cwd=tmp_path, env=env)
+    assert (replayed.code, rerun.code) == (2, 2), replayed.stderr + rerun.stderr
+    assert "Traceback" not in replayed.stderr + rerun.stderr
 
 
 def test_replay_of_a_missing_file_is_a_usage_error(tmp_path: Path) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from dexter.frontend import EXIT_FAILED, EXIT_OK, EXIT_USAGE, print_error, stdout_console
+from dexter.frontend import EXIT_OK, EXIT_USAGE, print_error, stdout_console
 
 
 def run_replay(path: Path, *, json_out: bool = False) -> int:
@@ -17,14 +17,16 @@ def run_replay(path: Path, *, json_out: bool = False) -> int:
     if not path.is_file():
         print_error(f"No scratchpad at {path}. Scratchpads are in ./scratchpads by default.")
         return EXIT_USAGE
+    # A file that is not a scratchpad is bad input (exit 2), as for dexter rerun.
     try:
         log = Scratchpad.read(path)
     except OSError as exc:
         print_error(f"Cannot read {path}: {exc.strerror}.")
-        return EXIT_FAILED
+        return EXIT_USAGE
     if not log.entries:
-        print_error(f"{path} holds no readable entries ({_lines(log.skipped)} corrupt).")
-        return EXIT_FAILED
+        print_error(f"{path} holds no readable entries ({_lines(log.skipped)} corrupt); it is "
+                    "not a scratchpad. Scratchpads are in ./scratchpads by default.")
+        return EXIT_USAGE
     console = stdout_console(plain=json_out)
     renderer = choose_renderer(console, json=json_out, is_terminal=console.is_terminal and not json_out)
     stats = ReplayStats()
