@@ -323,3 +323,23 @@ def test_a_reader_that_goes_away_ends_the_run_quietly(fake: FakeLLM, tmp_path: P
     assert first["type"] == "run_start"
     assert proc.returncode == 1
     assert "Traceback" not in stderr and "Error" not in stderr, stderr
+
+
+def test_a_server_that_refuses_the_connection_is_named_and_counted(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as sock:  # bound, never listening: Ollama not running
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    env = cli_env(None, tmp_path, OLLAMA_BASE_URL=f"http://127.0.0.1:{port}",
+                  DEXTER_MAX_RETRIES="2")
+    result = run_cli(["ask", "--plain", "--model", "ollama:llama3.1", "hi"], cwd=tmp_path,
+                     env=env)
+    assert result.code == 1
+    out = result.stdout + result.stderr
+    assert [line.split("(attempt ")[1] for line in out.splitlines() if "(attempt " in line] \
+        == ["1)", "2)"]
+    assert "connection refused; retrying" in out
+    assert f"Connection refused: is the server at http://127.0.0.1:{port}/v1 running?" in out
+    assert "(gave up after 2 retries)" in out
+    assert "connection lost" not in out.lower() and "Traceback" not in out
