@@ -343,3 +343,30 @@ def test_a_server_that_refuses_the_connection_is_named_and_counted(tmp_path: Pat
     assert f"Connection refused: is the server at http://127.0.0.1:{port}/v1 running?" in out
     assert "(gave up after 2 retries)" in out
     assert "connection lost" not in out.lower() and "Traceback" not in out
+
+
+@pytest.mark.parametrize(("args", "named"), [
+    (["ask", "--allow", "wrte_file", "q"], "there is no tool 'wrte_file'"),
+    (["ask", "--output", "x.docx", "q"], "--output x.docx: dexter writes reports as"),
+    (["ask", "--output", "../x.md", "q"], "--output ../x.md points outside the working directory"),
+    (["rerun", "--allow", "Bash(git log", "run.jsonl"], "--allow 'Bash(git log'"),
+    (["rerun", "--allow", "wrte_file", "run.jsonl"], "there is no tool 'wrte_file'"),
+])
+def test_a_mistyped_flag_is_reported_before_the_missing_key(tmp_path: Path, args: list[str],
+                                                            named: str) -> None:
+    # Before: with no key set, these said only that the key was missing; the flag's
+    # problem came once a key was there.
+    (tmp_path / "run.jsonl").write_text(json.dumps({
+        "type": "init", "timestamp": "2026-01-01T00:00:00Z", "query": "q",
+        "model": "gpt-4.1"}) + "\n")
+    result = run_cli(args, cwd=tmp_path, env=cli_env(None, tmp_path))
+    assert result.code == 2
+    assert named in result.stderr
+    assert "No API key" not in result.stderr
+
+
+def test_an_allowed_memory_tool_is_known_before_the_session_is_built(tmp_path: Path) -> None:
+    env = cli_env(None, tmp_path, DEXTER_MEMORY_ENABLED="true")
+    result = run_cli(["ask", "--allow", "memory_update", "--allow", "write_file", "q"],
+                     cwd=tmp_path, env=env)
+    assert result.code == 2 and "No API key" in result.stderr  # the flags were fine
