@@ -4,7 +4,7 @@ settings with friendly errors, error and warning lines, the output console, exit
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -114,3 +114,64 @@ def stdout_console(plain: bool = False) -> Any:
     if plain:
         return Console(force_terminal=False, color_system=None, highlight=False, soft_wrap=True)
     return Console(highlight=False)
+
+
+# The columns of the model table, in the order they are given up when the terminal is too
+# narrow for all of them: never the model id, the one thing a user must copy whole.
+_MODEL_COLUMNS = (("Provider", "left"), ("Model", "left"), ("Context", "right"), ("Key", "left"),
+                  ("", "left"))
+_DROP_ORDER = ("Provider", "Context", "", "Key")
+_NO_WRAP = ("Model", "Context")
+
+
+def models_table(rows: Sequence[Any], console: Any, *, box: bool = True) -> Any:
+    """The table of ``dexter models`` and ``/models`` (``rows``: ``ModelRow``s).
+
+    No model id, provider, number or key variable name is ever cut or wrapped: a column is
+    never narrower than its longest such word (the Model and Context columns do not wrap at
+    all; a key's state may go to the next line). On a terminal too narrow for every column
+    at that width, whole columns are left out until the rest fits (the provider, then the
+    context window, the default/fast marks, the key); when stdout is not a terminal, print
+    the table at :func:`natural_width`, so no row wraps."""
+    from rich.table import Table
+
+    names = [name for name, _ in _MODEL_COLUMNS]
+    cells = [row.cells() for row in rows]
+
+    def narrowest(i: int) -> int:
+        texts = [names[i], *(row[i] for row in cells)]
+        if names[i] in _NO_WRAP:
+            return max(map(len, texts))
+        return max(len(word) for text in texts for word in text.split() or [""])
+
+    def build(kept: list[int]) -> Any:
+        table = Table(title="Models" if box else None, title_justify="left",
+                      show_edge=box, pad_edge=box)
+        for i in kept:
+            name, justify = _MODEL_COLUMNS[i]
+            table.add_column(name, justify=justify,  # type: ignore[arg-type]
+                             no_wrap=name in _NO_WRAP, min_width=narrowest(i),
+                             overflow="fold")  # below that width: every character kept
+        for row in cells:
+            table.add_row(*(row[i] for i in kept))
+        return table
+
+    kept = list(range(len(names)))
+    if console.is_terminal:
+        for name in _DROP_ORDER:
+            # each column: its text, a space of padding each side, one rule between columns
+            # (and at both edges with a box)
+            need = sum(narrowest(i) for i in kept) + 3 * len(kept) + (1 if box else -3)
+            if need <= console.width or len(kept) == 1:
+                break
+            kept.remove(names.index(name))
+    return build(kept)
+
+
+def natural_width(console: Any, renderable: Any) -> int:
+    """How wide ``renderable`` is when nothing has to wrap (for output that is not a
+    terminal, where no width is imposed)."""
+    from rich.measure import Measurement
+
+    wide = console.options.update(width=10_000, max_width=10_000)
+    return int(Measurement.get(console, wide, renderable).maximum)
