@@ -3,6 +3,7 @@ settings with friendly errors, error and warning lines, the output console, exit
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -85,6 +86,34 @@ def apply_saved_choices(settings: Settings, *, model_flag: str | None,
     search = load_saved_search_provider(settings)
     if search and not env.get("DEXTER_TOOLS_WEB_SEARCH_PROVIDER"):
         settings.tools.web_search_provider = search
+
+
+EXAMPLE_SCRATCHPAD = Path(__file__).resolve().parents[1] / "scratchpads" / "example-apple.jsonl"
+
+
+def without_a_key(cwd: Path | None = None) -> str:
+    """What a user can do before setting any key, for every no-key message (``dexter ask``'s
+    error, the REPL's guidance): one place, so each such hint is added once. Empty when
+    there is nothing to offer (an installed dexter without the repository's example)."""
+    hints: list[str] = []
+    if EXAMPLE_SCRATCHPAD.is_file():
+        where = EXAMPLE_SCRATCHPAD
+        with contextlib.suppress(ValueError):
+            where = EXAMPLE_SCRATCHPAD.relative_to((cwd or Path.cwd()).resolve())
+        hints.append(f"dexter replay {where} shows a scripted example run on Apple's real "
+                     "SEC filings")
+    if not hints:
+        return ""
+    return "Without a key: " + "; ".join(hints) + "."
+
+
+def config_problem(exc: Exception) -> str:
+    """The line to print for a configuration error: its message, and for a missing key
+    what can be done without one."""
+    from dexter.providers.registry import MissingKeyError
+
+    hint = without_a_key() if isinstance(exc, MissingKeyError) else ""
+    return f"{exc}\n{hint}" if hint else str(exc)
 
 
 def print_error(message: str) -> None:

@@ -19,6 +19,7 @@ from dexter.frontend import (
     EXIT_OK,
     EXIT_USAGE,
     CliError,
+    config_problem,
     print_error,
     print_warning,
     settings_for,
@@ -80,7 +81,7 @@ def run_ask(options: AskOptions) -> int:
         session = noninteractive_session(settings, options.allow, options.yes,
                                          skill=options.skill)
     except (CliError, ConfigError) as exc:
-        print_error(str(exc))
+        print_error(config_problem(exc))
         return EXIT_USAGE
     problem = check_session(session, options.allow)
     if problem is not None:

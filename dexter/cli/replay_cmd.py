@@ -30,8 +30,12 @@ def run_replay(path: Path, *, json_out: bool = False) -> int:
     console = stdout_console(plain=json_out)
     renderer = choose_renderer(console, json=json_out, is_terminal=console.is_terminal and not json_out)
     stats = ReplayStats()
+    example = (log.init or {}).get("example")
+    if isinstance(example, str) and example.strip():
+        _note(console, f"ⓘ {example.strip()}", json_out=json_out)
     if log.rerun_of:
-        _rerun_line(console, log.rerun_of, json_out=json_out)
+        _note(console, f"↻ Rerun of {log.rerun_of} (its tools answered from that run's "
+                       "recorded results)", json_out=json_out)
     try:
         for event in replay_events(log.entries, scratchpad=str(path), stats=stats):
             renderer.handle(event)
@@ -49,9 +53,13 @@ def run_replay(path: Path, *, json_out: bool = False) -> int:
     return EXIT_OK
 
 
-def _rerun_line(console: Any, original: str, *, json_out: bool) -> None:
-    """Say that the run was a ``dexter rerun`` (on stderr under --json: stdout is JSON)."""
-    line = f"↻ Rerun of {original} (its tools answered from that run's recorded results)"
+def _note(console: Any, line: str, *, json_out: bool) -> None:
+    """A line about the recording itself (a rerun, a scripted example) before its events,
+    its control characters shown, not sent (it comes from the file); on stderr under
+    --json, where stdout is JSON."""
+    from dexter.text import escape_controls
+
+    line = escape_controls(line)
     if json_out:
         import sys
 

@@ -27,7 +27,7 @@ import os
 import random
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 
-from dexter.config import ConfigError, Settings
+from dexter.config import Settings
 from dexter.events import ProviderRetry
 from dexter.providers.adapter import SDKChatModel
 from dexter.providers.base import (
@@ -39,6 +39,7 @@ from dexter.providers.base import (
 )
 from dexter.providers.errors import RETRYABLE, ProviderError, classify_error
 from dexter.providers.registry import (
+    MissingKeyError,
     ResolvedModel,
     api_key_for,
     base_url_for,
@@ -180,7 +181,7 @@ def create_chat_model(
     provider = resolved.provider
     key = api_key_for(provider, env)
     if key is None and provider.api_key_env is not None:
-        raise ConfigError(missing_key_message(resolved))
+        raise MissingKeyError(missing_key_message(resolved))
     base_url = base_url_for(provider, settings, env)
     adapter: type[SDKChatModel]
     if provider.kind == "anthropic":

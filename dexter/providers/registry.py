@@ -352,6 +352,11 @@ def base_url_for(provider: ProviderInfo, settings: Settings, env: Mapping[str, s
     return url
 
 
+class MissingKeyError(ConfigError):
+    """The chosen provider's API key is not set (a configuration error, exit 2); front ends
+    add what can be done without one (``frontend.without_a_key``)."""
+
+
 def missing_key_message(resolved: ResolvedModel) -> str:
     """What to tell the user when the provider's key is not set."""
     provider = resolved.provider

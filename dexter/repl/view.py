@@ -91,11 +91,15 @@ def key_problem(message: str, env_var: str | None) -> str:
     """Guidance for a model that cannot run: the problem, how to set the key, /model."""
     if not env_var:
         return f"{message}\nSwitch with /model, or fix the configuration and restart."
+    from dexter.frontend import without_a_key
+
+    hint = without_a_key()
     return (
         f"No API key: {env_var} is not set.\n"
         f"Add this line to a .env file in this folder (or export it in your shell):\n"
         f"  {env_var}=your-key-here\n"
         "then restart dexter, or pick a provider whose key is set with /model."
+        + (f"\n{hint}" if hint else "")
     )
 
 
