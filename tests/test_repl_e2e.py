@@ -26,7 +26,7 @@ def fake() -> Iterator[FakeLLM]:
         yield server
 
 
-def spawn(fake: FakeLLM, cwd: Path, **extra: str) -> pexpect.spawn:
+def spawn(fake: FakeLLM | None, cwd: Path, **extra: str) -> pexpect.spawn:
     env = cli_env(fake, cwd, **{"TERM": "xterm-256color", "PROMPT_TOOLKIT_NO_CPR": "1",
                                 "DEXTER_MODEL": "gpt-4.1", **extra})
     if "NO_COLOR" not in extra:
@@ -210,9 +210,7 @@ def test_with_no_key_piped_input_is_told_once_and_exits_2(tmp_path: Path, typed:
 
 
 def test_with_no_key_a_terminal_session_opens_with_guidance_and_exits_2(tmp_path: Path) -> None:
-    env = cli_env(None, tmp_path, TERM="xterm-256color", PROMPT_TOOLKIT_NO_CPR="1")
-    child = pexpect.spawn(sys.executable, ["-m", "dexter"], cwd=str(tmp_path), env=env,
-                          dimensions=(30, 100), encoding="utf-8", timeout=LIVENESS)
+    child = spawn(None, tmp_path)
     try:
         child.expect("OPENAI_API_KEY=your-key-here")
         child.expect("❯")
