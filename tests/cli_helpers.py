@@ -68,6 +68,13 @@ def cli_env(fake: FakeLLM | None, cwd: Path, **extra: str) -> dict[str, str]:
     return env
 
 
+def config_outside(workspace: Path) -> Path:
+    """Where a test keeps the config file the user wrote: beside the workspace, not in it
+    (a file in the workspace is one commands can write, so its widening options would need
+    ``dexter trust``). Unique per test, as ``workspace`` is its ``tmp_path``."""
+    return workspace.parent / f"{workspace.name}.config.toml"
+
+
 def run_cli(args: list[str], *, cwd: Path, env: dict[str, str], timeout: float = 60,
             input_text: str | None = None) -> CliResult:
     """Run ``python -m dexter ARGS`` and capture everything."""

@@ -244,8 +244,10 @@ def test_output_file_gets_the_question_the_answer_its_sources_and_the_check(
     document = (tmp_path / "out" / "answer.md").read_text(encoding="utf-8")
     assert document.startswith("# table please\n")
     assert "| NVDA | 130.5B | [S1] |" in document
-    assert "## Sources\n\n- [S1] read_file: nvda.txt · nvda.txt" in document
-    assert "✓ 1 figure checked against the sources." in document
+    assert "## Sources\n\n- **[S1]** File: nvda.txt\n" in document
+    assert "read_file" not in document
+    assert "✓ The one figure was checked against the sources." in document
+    assert document.index("figure was checked") < document.index("| NVDA |")
 
 
 def test_version_help_and_models(tmp_path: Path) -> None:

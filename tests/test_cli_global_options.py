@@ -16,7 +16,7 @@ import typer
 
 from dexter.cli.app import app
 from dexter.cli.global_options import place_global_options
-from tests.cli_helpers import cli_env, run_cli
+from tests.cli_helpers import cli_env, config_outside, run_cli
 
 ROOT = typer.main.get_command(app)
 
@@ -67,7 +67,7 @@ def test_every_global_option_is_one_a_command_can_take() -> None:
     globals_ = {opt for p in ROOT.params if p.param_type_name == "option" and not p.is_eager
                 for opt in p.opts}
     assert globals_ == {"--model", "-m", "--config", "-c", "--no-memory", "--continue",
-                        "--resume", "-r"}
+                        "--resume", "-r", "--trust-workspace"}
     ask = ROOT.commands["ask"]
     assert globals_ <= _options(ask)  # ask takes every one of them
 
@@ -81,6 +81,10 @@ def test_a_command_without_the_option_is_a_usage_error_naming_both(tmp_path: Pat
                      env=cli_env(None, tmp_path))
     assert result.code == 2
     assert "'dexter eval compare' has no --no-memory option" in result.stderr
+    result = run_cli(["--trust-workspace", "models"], cwd=tmp_path, env=cli_env(None, tmp_path))
+    assert result.code == 2
+    assert "'dexter models' has no --trust-workspace option" in result.stderr
+    assert "trust the files with `dexter trust` first" in " ".join(result.stderr.split())
 
 
 @pytest.mark.e2e
@@ -104,7 +108,7 @@ def test_every_command_with_a_config_reads_the_one_given_before_it(tmp_path: Pat
 @pytest.mark.e2e
 def test_models_shows_the_model_of_the_config_and_of_model_given_before_it(
         tmp_path: Path) -> None:
-    config = tmp_path / "c.toml"
+    config = config_outside(tmp_path)
     config.write_text('model = "claude-sonnet-4-6"\n')
     env = cli_env(None, tmp_path, COLUMNS="200")
     result = run_cli(["--config", str(config), "models"], cwd=tmp_path, env=env)
@@ -120,7 +124,7 @@ def test_models_shows_the_model_of_the_config_and_of_model_given_before_it(
 
 @pytest.mark.e2e
 def test_sandbox_honours_the_config_given_before_it(tmp_path: Path) -> None:
-    config = tmp_path / "n.toml"
+    config = config_outside(tmp_path)  # the user's own file: its widening options apply
     config.write_text("[bash]\nsandbox = false\n")
     env = cli_env(None, tmp_path, COLUMNS="200")
     before = run_cli(["--config", str(config), "sandbox"], cwd=tmp_path, env=env)

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from dexter import __version__
-from dexter.cli.global_options import GlobalOptionsGroup
+from dexter.cli.global_options import GlobalOptionsGroup, option_hint
 
 app = typer.Typer(
     cls=GlobalOptionsGroup,  # options before a command go to the command (global_options.py)
@@ -29,6 +29,9 @@ ModelOpt = Annotated[
 ]
 ContinueOpt = Annotated[bool, typer.Option("--continue", help="Reopen the most recently used saved session.")]
 NoMemoryOpt = Annotated[bool, typer.Option("--no-memory", help="Turn persistent memory off.")]
+TrustOpt = Annotated[bool, typer.Option("--trust-workspace", help="For this run, use the options of the workspace's .env and config that widen what dexter may do (else only after `dexter trust`).")]
+option_hint("--trust-workspace", "It is for the interactive session and dexter ask; for "
+                                 "other commands, trust the files with `dexter trust` first.")
 
 
 def _version(value: bool) -> None:
@@ -48,6 +51,7 @@ def main_callback(
     continue_: ContinueOpt = False,
     resume: Annotated[str | None, typer.Option("--resume", "-r", metavar="[ID]",
                                                help="Reopen a saved session by id (or the start of one); without an id, pick one.")] = None,
+    trust_workspace: TrustOpt = False,
 ) -> None:
     """Run with no command to open an interactive research session. The options also
     apply to a command that follows them: ``dexter --config c.toml models``."""
@@ -56,7 +60,8 @@ def main_callback(
     from dexter.cli.repl_entry import start_repl
 
     raise typer.Exit(start_repl(model=model, config=config, no_memory=no_memory,
-                                continue_=continue_, resume=resume))
+                                continue_=continue_, resume=resume,
+                                trust_workspace=trust_workspace))
 
 
 @app.command()
@@ -78,6 +83,7 @@ def ask(
     resume: Annotated[str | None, typer.Option("--resume", "-r", metavar="ID", help="Ask in the saved session with this id (or the start of one).")] = None,
     max_cost: Annotated[float | None, typer.Option("--max-cost", metavar="USD", help="Stop before a request that would take the run past this many US dollars.")] = None,
     max_tokens: Annotated[int | None, typer.Option("--max-tokens", metavar="N", help="Stop before a request that would take the run past N tokens.")] = None,
+    trust_workspace: TrustOpt = False,
 ) -> None:
     """Answer one question non-interactively and exit (0 answered, 1 failed, 2 bad usage)."""
     from dexter.cli.ask import AskOptions, run_ask
@@ -88,6 +94,7 @@ def ask(
         no_memory=no_memory, plain=plain, continue_=continue_, resume=resume,
         skill=skill, charts=charts,
         max_cost=max_cost, max_tokens=max_tokens,
+        trust_workspace=trust_workspace,
     )
     raise typer.Exit(run_ask(options))
 
@@ -155,6 +162,19 @@ def sandbox(
 
 
 @app.command()
+def trust(
+    config: ConfigOpt = None,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Trust the files without asking (after showing what they set).")] = False,
+    revoke: Annotated[bool, typer.Option("--revoke", help="Forget the trust of this workspace's files.")] = False,
+    show_all: Annotated[bool, typer.Option("--list", help="List every trusted file recorded in DEXTER_HOME.")] = False,
+) -> None:
+    """Show which options of the workspace's .env and config widen what dexter may do, and trust them (or --revoke)."""
+    from dexter.cli.trust_cmd import run_trust
+
+    raise typer.Exit(run_trust(config, yes=yes, revoke=revoke, show_all=show_all))
+
+
+@app.command()
 def sessions(
     config: ConfigOpt = None,
     show_all: Annotated[bool, typer.Option("--all", "-a", help="List every session, not only the 20 most recent.")] = False,
@@ -215,6 +235,11 @@ def mcp_list(config: ConfigOpt = None, model: ModelOpt = None) -> None:
     from dexter.cli.mcp_cmd import run_mcp_list
 
     raise typer.Exit(run_mcp_list(config, model))
+
+
+from dexter.cli.data_cmd import data_app  # noqa: E402  (typer only; runs import lazily)
+
+app.add_typer(data_app, name="data")
 
 
 eval_app = typer.Typer(help="Measure answer quality on a dataset of questions with rubrics (docs/eval.md).",

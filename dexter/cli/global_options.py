@@ -18,6 +18,14 @@ from typing import Any
 
 from typer.core import TyperGroup
 
+_HINTS: dict[str, str] = {}
+
+
+def option_hint(option: str, text: str) -> None:
+    """What to add when a command lacks ``option`` given before it (say where it does
+    apply, or what to do instead)."""
+    _HINTS[option] = text
+
 
 class GlobalOptionsGroup(TyperGroup):
     """The root ``dexter`` group: places the options before a command on the command."""
@@ -91,7 +99,8 @@ def place_global_options(ctx: Any, root: Any, args: Sequence[str]) -> list[str]:
     name = " ".join(["dexter", *path])
     for opt, _ in moved:
         if _match(command, opt) is None:
+            hint = f" {_HINTS[opt]}" if opt in _HINTS else ""
             ctx.fail(f"'{name}' has no {opt} option (an option before a command is the "
-                     f"command's own; '{name} --help' lists them).")
+                     f"command's own; '{name} --help' lists them).{hint}")
     tokens = [token for _, given in moved for token in given]
     return [*out[i:at], *tokens, *out[at:]]

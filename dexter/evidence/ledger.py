@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal, get_args
 
+from dexter.evidence.documents import Document, document_from_dict, document_to_dict
 from dexter.evidence.numbers import Claim, Kind, extract_claims, source_numbers
 from dexter.evidence.tables import DataTable, table_from_dict, table_to_dict
 
@@ -46,6 +47,8 @@ class Source:
     """For a calculation: the figures its expression used."""
     tables: tuple[DataTable, ...] = field(default=(), repr=False)
     """The records it fetched, as numbers (for reports, spreadsheets and charts)."""
+    documents: tuple[Document, ...] = field(default=(), repr=False)
+    """The filings whose text it read (what a report cites)."""
 
     @property
     def url(self) -> str:
@@ -107,7 +110,8 @@ class SourceLedger:
 
     def add(self, tool: str, args: Mapping[str, Any], content: str, *,
             title: str = "", urls: Iterable[str] = (), kind: SourceKind = "data",
-            expression: str = "", tables: Iterable[DataTable] = ()) -> Source:
+            expression: str = "", tables: Iterable[DataTable] = (),
+            documents: Iterable[Document] = ()) -> Source:
         """Register one successful result and return it with its new id."""
         source_id = f"{ID_PREFIX}{len(self._sources) + 1}"
         links = tuple(dict.fromkeys(u for u in urls if u))
@@ -119,6 +123,7 @@ class SourceLedger:
             numbers=tuple(sorted(source_numbers(content))),
             inputs=tuple(extract_claims(expression)) if expression else (),
             tables=tuple(t.with_source_id(source_id) for t in tables),
+            documents=tuple(documents),
         )
         self._sources[source_id] = source
         self._pending.extend((n, source_id) for n in source.numbers)
@@ -149,6 +154,8 @@ def source_to_dict(source: Source) -> dict[str, Any]:
         "accession": source.accession, "numbers": list(source.numbers),
         "inputs": [dataclasses.asdict(claim) for claim in source.inputs],
         **({"tables": [table_to_dict(t) for t in source.tables]} if source.tables else {}),
+        **({"documents": [document_to_dict(d) for d in source.documents]}
+           if source.documents else {}),
     }
 
 
@@ -173,13 +180,15 @@ def source_from_dict(data: Any) -> Source:
                              scaled=bool(c.get("scaled", False)))
                        for c in data.get("inputs", []))
         tables = data.get("tables", [])
-        if not isinstance(tables, list):
-            raise ValueError("a source's tables must be a list")
+        documents = data.get("documents", [])
+        if not isinstance(tables, list) or not isinstance(documents, list):
+            raise ValueError("a source's tables and documents must be lists")
         return Source(id=str(data["id"]), tool=str(data["tool"]), args=args,
                       title=str(data.get("title", "")), urls=tuple(str(u) for u in urls),
                       kind=kind, fetched_at=str(data.get("fetched_at", "")),
                       accession=str(data.get("accession", "")), numbers=tuple(numbers),
-                      inputs=inputs, tables=tuple(table_from_dict(t) for t in tables))
+                      inputs=inputs, tables=tuple(table_from_dict(t) for t in tables),
+                      documents=tuple(document_from_dict(d) for d in documents))
     except (KeyError, TypeError) as exc:
         raise ValueError(f"a source is missing or has a wrong field ({exc})") from None
 

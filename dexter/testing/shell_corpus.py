@@ -36,7 +36,7 @@ from pathlib import Path
 from dexter.config import Settings
 from dexter.permissions.engine import RuleBasedPermissions
 from dexter.sandbox.runner import NoSandbox, SandboxRunner
-from dexter.tools.base import ToolContext, ToolFailure
+from dexter.tools.base import ToolContext, ToolFailure, ToolOutput
 from dexter.tools.bash import BashTool
 
 SSH_CANARY = "CANARY-ssh-private-key-7f3a9c"
@@ -466,7 +466,8 @@ async def run_one(world: World, template: Path, runner: SandboxRunner, family: s
     output = ""
     try:
         args = tool.parse_args({"command": command, "timeout": timeout})
-        output = str(await tool.run(args, ctx))
+        result = await tool.run(args, ctx)
+        output = result.content if isinstance(result, ToolOutput) else result
     except ToolFailure as exc:
         output = str(exc)
     await asyncio.to_thread(world.settle)  # every connection it made has been received
