@@ -85,6 +85,9 @@ def test_missing_key_exits_2_naming_the_variable(tmp_path: Path) -> None:
     ('[context]\nmax_tool_result_chars = "big"\n',
      "[context]: 'max_tool_result_chars' must be a whole number"),
     ("[context\n", "is not valid TOML"),
+    ('model = 5\n', "'model' must be a string in quotes, got 5; write it as model = \"5\"."),
+    ('[verify]\nenabled = "no"\n', "[verify]: 'enabled' must be true or false, got \"no\"; "
+                                    "write it as enabled = false."),
 ])
 def test_bad_config_exits_2_and_prints_the_error_as_written(tmp_path: Path, toml: str,
                                                             expected: str) -> None:
@@ -93,7 +96,11 @@ def test_bad_config_exits_2_and_prints_the_error_as_written(tmp_path: Path, toml
     result = run_cli(["ask", "--config", str(config), "hi"], cwd=tmp_path,
                      env=cli_env(None, tmp_path, OPENAI_API_KEY="sk-test-x"))
     assert result.code == 2
-    assert expected in result.stderr  # "[context]" is text, not rich markup
+    assert expected in " ".join(result.stderr.split())  # "[context]" is text, not markup
+    models = run_cli(["--config", str(config), "models"], cwd=tmp_path,
+                     env=cli_env(None, tmp_path, COLUMNS="200"))
+    assert (models.code, models.stdout) == (2, "")  # not 'Current model: 5'
+    assert expected in " ".join(models.stderr.split())
 
 
 def test_unknown_provider_names_the_config_table_to_add(tmp_path: Path) -> None:
