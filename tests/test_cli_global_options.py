@@ -57,6 +57,12 @@ def _place(args: list[str]) -> list[str]:
     (["--model", "gpt-4.1", "--help"], ["--model", "gpt-4.1", "--help"]),
     (["--model", "gpt-4.1", "nosuchcommand"], ["--model", "gpt-4.1", "nosuchcommand"]),
     (["models", "--config", "c.toml"], ["models", "--config", "c.toml"]),
+    (["--config", "c.toml", "data", "facts", "AAPL"], ["data", "facts", "--config", "c.toml", "AAPL"]),
+    # a group named without its command shows its usage; a command's help drops what it lacks
+    (["--config", "c.toml", "data"], ["--config", "c.toml", "data"]),
+    (["--config", "c.toml", "memory", "--help"], ["--config", "c.toml", "memory", "--help"]),
+    (["-c", "c.toml", "-m", "gpt-4.1", "replay", "-h"], ["replay", "-h"]),
+    (["-c", "c.toml", "-m", "gpt-4.1", "models", "-h"], ["models", "-c", "c.toml", "-m", "gpt-4.1", "-h"]),
 ])
 def test_options_before_a_command_are_placed_on_the_command(given: list[str],
                                                              placed: list[str]) -> None:
@@ -85,6 +91,16 @@ def test_a_command_without_the_option_is_a_usage_error_naming_both(tmp_path: Pat
     assert result.code == 2
     assert "'dexter models' has no --trust-workspace option" in result.stderr
     assert "trust the files with `dexter trust` first" in " ".join(result.stderr.split())
+
+
+def test_help_after_options_it_lacks_is_the_help(tmp_path: Path) -> None:
+    env = cli_env(None, tmp_path)
+    result = run_cli(["--model", "gpt-4.1", "replay", "--help"], cwd=tmp_path, env=env)
+    assert result.code == 0, result.stderr
+    assert "dexter replay [OPTIONS]" in result.stdout.splitlines()[0]
+    result = run_cli(["--config", "c.toml", "data", "--help"], cwd=tmp_path, env=env)
+    assert result.code == 0, result.stderr  # not "'dexter data' has no --config option"
+    assert "dexter data [OPTIONS] COMMAND" in result.stdout.splitlines()[0]
 
 
 @pytest.mark.e2e

@@ -19,6 +19,7 @@ from typing import Any
 from typer.core import TyperGroup
 
 _HINTS: dict[str, str] = {}
+_HELP = ("--help", "-h")
 
 
 def option_hint(option: str, text: str) -> None:
@@ -67,8 +68,10 @@ def place_global_options(ctx: Any, root: Any, args: Sequence[str]) -> list[str]:
     """``args`` with the options before the command moved to just after the command's
     name (the deepest subcommand named). Unchanged when no command follows them (the
     interactive session takes them), when one is eager (``--help``, ``--version``) or
-    unknown, or when the command is unknown: click then says what is wrong as usual.
-    A moved option the command does not take fails with a usage error (exit 2)."""
+    unknown, when the command is unknown, or when it is a group named without one of its
+    commands: click then says what is wrong (or shows the group's usage) as usual. A moved
+    option the command does not take fails with a usage error (exit 2), unless the
+    command's help is asked for, which is shown without it."""
     out = list(args)
     moved: list[tuple[str, list[str]]] = []
     i = 0
@@ -96,9 +99,15 @@ def place_global_options(ctx: Any, root: Any, args: Sequence[str]) -> list[str]:
         command = children[out[j]]
         path.append(out[j])
         at = j + 1
+    if _subcommands(command) and not command.invoke_without_command:
+        return out  # 'dexter -c c.toml data' (no subcommand): the group's usage, as typed
     name = " ".join(["dexter", *path])
+    asks_help = any(token in _HELP for token in out[at:])
     for opt, _ in moved:
         if _match(command, opt) is None:
+            if asks_help:  # 'dexter --model X replay --help': the help, without the option
+                return [*out[i:at], *(t for o, given in moved if _match(command, o)
+                                      for t in given), *out[at:]]
             hint = f" {_HINTS[opt]}" if opt in _HINTS else ""
             ctx.fail(f"'{name}' has no {opt} option (an option before a command is the "
                      f"command's own; '{name} --help' lists them).{hint}")
