@@ -206,7 +206,10 @@ def test_with_no_key_piped_input_is_told_once_and_exits_2(tmp_path: Path, typed:
     # exited 1; the README says a missing key is exit 2.
     result = run_cli([], cwd=tmp_path, env=cli_env(None, tmp_path), input_text=typed)
     assert result.code == 2, result.stdout + result.stderr
-    assert (result.stdout + result.stderr).count("OPENAI_API_KEY=your-key-here") == 1
+    told = result.stdout + result.stderr
+    assert told.count("OPENAI_API_KEY=your-key-here") == 1
+    # the lines are not read, so a '/model' line could not help: the flag is named
+    assert "/model" not in told and "whose key is set with --model" in told
 
 
 def test_with_no_key_a_terminal_session_opens_with_guidance_and_exits_2(tmp_path: Path) -> None:
