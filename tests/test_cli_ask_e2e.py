@@ -360,6 +360,8 @@ def test_a_server_that_refuses_the_connection_is_named_and_counted(tmp_path: Pat
     (["ask", "--output", "../x.md", "q"], "--output ../x.md points outside the working directory"),
     (["rerun", "--allow", "Bash(git log", "run.jsonl"], "--allow 'Bash(git log'"),
     (["rerun", "--allow", "wrte_file", "run.jsonl"], "there is no tool 'wrte_file'"),
+    (["eval", "--allow", "wrte_file", "--limit", "1"], "there is no tool 'wrte_file'"),
+    (["eval", "--allow", "memory_update", "--limit", "1"], "there is no tool 'memory_update'"),
 ])
 def test_a_mistyped_flag_is_reported_before_the_missing_key(tmp_path: Path, args: list[str],
                                                             named: str) -> None:
