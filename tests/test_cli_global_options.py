@@ -8,11 +8,13 @@ exited 0: only some commands looked at the options given before them.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 import typer
+from typer.testing import CliRunner
 
 from dexter.cli.app import app
 from dexter.cli.global_options import place_global_options
@@ -103,21 +105,29 @@ def test_help_after_options_it_lacks_is_the_help(tmp_path: Path) -> None:
     assert "dexter data [OPTIONS] COMMAND" in result.stdout.splitlines()[0]
 
 
-@pytest.mark.e2e
-def test_every_command_with_a_config_reads_the_one_given_before_it(tmp_path: Path) -> None:
+def test_every_command_with_a_config_reads_the_one_given_before_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The whole command tree in this process (the same parser and commands as the `dexter`
+    # executable, one import instead of a start per command); the tests below run the
+    # executable itself.
     scratchpad = tmp_path / "run.jsonl"
     scratchpad.write_text(json.dumps({"type": "init", "timestamp": "2026-01-01T00:00:00Z",
                                       "query": "q", "model": "gpt-4.1"}) + "\n")
     commands = [(path, cmd) for path, cmd in _leaves(ROOT) if "--config" in _options(cmd)]
     assert {" ".join(path) for path, _ in commands} >= {
         "ask", "rerun", "models", "skills", "sandbox", "sessions", "memory list", "mcp list",
-        "eval"}
+        "eval", "trust", "data statements"}
     env = cli_env(None, tmp_path)
+    monkeypatch.chdir(tmp_path)
+    for name in set(os.environ) - set(env):
+        monkeypatch.delenv(name)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
     for path, command in commands:
         args = ["--config", str(tmp_path / "missing.toml"), *path,
                 *_arguments(command, scratchpad)]
-        result = run_cli(args, cwd=tmp_path, env=env)
-        assert (result.code, f"Config file not found: {tmp_path / 'missing.toml'}") == \
+        result = CliRunner().invoke(app, args)
+        assert (result.exit_code, f"Config file not found: {tmp_path / 'missing.toml'}") == \
             (2, result.stderr.split("Error: ", 1)[-1].split(". Check")[0]), (path, result.stderr)
 
 
