@@ -24,6 +24,7 @@ from pypdf import PdfReader
 
 from dexter.testing.fakellm import FakeLLM
 from tests.report_helpers import NOTE_ANSWER, NOTE_QUESTION, WRONG_FIGURE, run_note
+from tests.shared_fixtures import built_once
 
 pytestmark = pytest.mark.e2e
 
@@ -113,10 +114,7 @@ def page_text(html: str) -> str:
     return Page(html).text
 
 
-@pytest.fixture(scope="module")
-def note(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Note]:
-    """The run, once per format, each in its own folder."""
-    folder = tmp_path_factory.mktemp("note")
+def _run_every_format(folder: Path) -> None:
     for name in ("note.md", "note.html", "note.pdf", "note.xlsx"):
         cwd = folder / name.split(".")[1]
         cwd.mkdir()
@@ -124,6 +122,12 @@ def note(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Note]:
             run = run_note(llm, cwd, name)
         assert run.result.code == 0, run.result.stderr
         (folder / name).write_bytes(run.path.read_bytes())
+
+
+@pytest.fixture(scope="module")
+def note(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Note]:
+    """The run, once per format, each in its own folder (once for all workers)."""
+    folder = built_once(tmp_path_factory, "report-note", _run_every_format)
     reader = PdfReader(folder / "note.pdf")
     links = [str(annot.get_object()["/A"]["/URI"]) for page in reader.pages
              for annot in page.get("/Annots") or [] if "/A" in annot.get_object()
