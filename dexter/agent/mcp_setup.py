@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from dexter.config import Settings
@@ -61,8 +62,11 @@ def start_mcp(settings: Settings, report: Callable[[str], None] | None = None,
     goes to ``notify`` (default: ``report``)."""
     if not settings.mcp.servers:
         return None
+    from dexter.sandbox.programs import writable_folders
+
     manager = McpManager(settings.mcp, log_dir=settings.home_path / "mcp-logs", report=report,
-                         notify=notify)
+                         notify=notify,
+                         writable=writable_folders(Path.cwd(), settings.bash.allow_write))
     manager.start()
     return manager
 
