@@ -45,7 +45,11 @@ def test_the_example_replays_as_a_labelled_run(tmp_path: Path) -> None:
                   "$391.0 billion", "State Aid Decision", "figures checked against the sources"):
         assert shown in result.stdout, shown
     assert "127.0.0.1" not in result.stdout  # the sources are SEC's own addresses
-    assert "https://data.sec.gov/api/xbrl/companyfacts/CIK0000320193.json" in result.stdout
+    # the Sources list reads in words, each source at its filing's own SEC address
+    assert ("https://www.sec.gov/Archives/edgar/data/320193/000032019324000123/"
+            "aapl-20240928.htm") in result.stdout
+    assert "[S1] Apple Inc. — Income statement, annual" in result.stdout
+    assert "calculator:" not in result.stdout
     assert "Traceback" not in result.stderr and "Skipped" not in result.stderr
 
 
