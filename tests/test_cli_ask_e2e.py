@@ -381,3 +381,15 @@ def test_an_allowed_memory_tool_is_known_before_the_session_is_built(tmp_path: P
     result = run_cli(["ask", "--allow", "memory_update", "--allow", "write_file", "q"],
                      cwd=tmp_path, env=env)
     assert result.code == 2 and "No API key" in result.stderr  # the flags were fine
+
+
+def test_python_m_dexter_ignores_modules_planted_in_the_workspace(tmp_path: Path) -> None:
+    # a sandboxed command may write any file in the workspace; started from there with
+    # ``python -m dexter`` (which puts the working directory on the module path), the next
+    # start must not import it outside the sandbox
+    marker = tmp_path / "ran-outside"
+    (tmp_path / "typer.py").write_text(  # the first library the command line imports
+        f"open({str(marker)!r}, 'w').write('planted')\nraise SystemExit('planted')\n")
+    result = run_cli(["--version"], cwd=tmp_path, env=cli_env(None, tmp_path))
+    assert result.code == 0, result.stderr
+    assert result.stdout.startswith("dexter ") and not marker.exists()
