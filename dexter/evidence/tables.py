@@ -38,6 +38,8 @@ STATEMENT_META = frozenset({
 DATE_KEYS = ("report_period", "time", "date", "datetime", "timestamp", "report_date",
              "transaction_date", "filing_date", "published_at")
 LABEL_KEYS = ("ticker", "symbol", "name", "title", "label", "id")
+ENTITY_KEYS = ("ticker", "symbol")
+"""Keys naming the company a record is of."""
 RATIO_SUFFIXES = ("_margin", "_growth", "return_on_equity", "return_on_assets",
                   "return_on_invested_capital", "_yield", "payout_ratio", "_ratio_pct")
 PRICE_FIELDS = frozenset({"open", "high", "low", "close", "adj_close", "adjclose", "price",
@@ -76,6 +78,8 @@ class DataTable:
     source_id: str = ""
     dropped_rows: int = 0
     """Rows left out beyond :data:`MAX_ROWS` (the oldest)."""
+    entity: str = ""
+    """The company the records are of (their ticker), when they name one company."""
 
     @property
     def is_time_series(self) -> bool:
@@ -94,12 +98,12 @@ class DataTable:
                         for c in self.columns)
         return DataTable(fn(self.title), fn(self.source), self.index_name,
                          tuple(fn(i) for i in self.index), self.dates, columns,
-                         self.source_id, self.dropped_rows)
+                         self.source_id, self.dropped_rows, fn(self.entity))
 
     def with_source_id(self, source_id: str) -> DataTable:
         """This table as part of the source ``source_id``."""
         return DataTable(self.title, self.source, self.index_name, self.index, self.dates,
-                         self.columns, source_id, self.dropped_rows)
+                         self.columns, source_id, self.dropped_rows, self.entity)
 
 
 def unit_of(name: str, currency: str = "") -> str:
@@ -143,11 +147,11 @@ def tables_from_json_text(title: str, text: str, source: str = "") -> list[DataT
 
 
 def _collect(title: str, data: Any, source: str, found: list[DataTable], depth: int,
-             currency: str = "") -> None:
+             currency: str = "", entity: str = "") -> None:
     if depth > 3 or len(found) >= MAX_TABLES:
         return
     if isinstance(data, list):
-        table = records_table(title, data, source, currency=currency)
+        table = records_table(title, data, source, currency=currency, entity=entity)
         if table is not None:
             found.append(table)
         return
@@ -158,9 +162,11 @@ def _collect(title: str, data: Any, source: str, found: list[DataTable], depth: 
     # "prices": [...]}, as the keyless price source returns them)
     own = data.get("currency")
     inner = own if isinstance(own, str) and own else currency
+    named = next((data[k] for k in ENTITY_KEYS if isinstance(data.get(k), str) and data[k]),
+                 entity)
     for key, value in nested:
         _collect(f"{title} · {key}" if title else str(key), value, source, found, depth + 1,
-                 inner)
+                 inner, named)
     if not any(isinstance(v, list) and v and isinstance(v[0], Mapping) for _, v in nested):
         table = records_table(title, [data], source)
         if table is not None:
@@ -168,9 +174,10 @@ def _collect(title: str, data: Any, source: str, found: list[DataTable], depth: 
 
 
 def records_table(title: str, records: Sequence[Any], source: str = "", *,
-                  currency: str = "") -> DataTable | None:
+                  currency: str = "", entity: str = "") -> DataTable | None:
     """One table of a list of records (dicts), or None when they hold no number.
-    ``currency``: the records' currency when none of them names one."""
+    ``currency``: the records' currency when none of them names one; ``entity``: the
+    company they are of when none of them names one."""
     rows = [r for r in records if isinstance(r, Mapping)]
     if not rows:
         return None
@@ -209,8 +216,12 @@ def records_table(title: str, records: Sequence[Any], source: str = "", *,
         index = tuple(str(n) for n in range(1, len(order) + 1))
     dates = tuple(_date(rows[i].get(date_key)) for i in order) if date_key else ()
     index_name = "period" if statement else "date" if date_key else (label_key or "row")
+    named = {str(r[k]) for r in rows for k in ENTITY_KEYS[:2] if isinstance(r.get(k), str)
+             and r[k]}
+    own = named.pop() if len(named) == 1 and label_key is None else ""
     return DataTable(title=title, source=source, index_name=index_name, index=index,
-                     dates=dates, columns=columns, dropped_rows=dropped)
+                     dates=dates, columns=columns, dropped_rows=dropped,
+                     entity=own or entity)
 
 
 def table_to_dict(table: DataTable) -> dict[str, Any]:
@@ -219,7 +230,8 @@ def table_to_dict(table: DataTable) -> dict[str, Any]:
             "index": list(table.index), "dates": list(table.dates),
             "columns": [{"name": c.name, "unit": c.unit, "values": list(c.values)}
                         for c in table.columns],
-            "source_id": table.source_id, "dropped_rows": table.dropped_rows}
+            "source_id": table.source_id, "dropped_rows": table.dropped_rows,
+            **({"entity": table.entity} if table.entity else {})}
 
 
 def table_from_dict(data: Any) -> DataTable:
@@ -239,7 +251,8 @@ def table_from_dict(data: Any) -> DataTable:
     return DataTable(title=str(data.get("title", "")), source=str(data.get("source", "")),
                      index_name=str(data.get("index_name", "row")), index=index, dates=dates,
                      columns=columns, source_id=str(data.get("source_id", "")),
-                     dropped_rows=int(data.get("dropped_rows", 0) or 0))
+                     dropped_rows=int(data.get("dropped_rows", 0) or 0),
+                     entity=str(data.get("entity", "") or ""))
 
 
 def _scalar(value: Any) -> bool:

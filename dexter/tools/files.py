@@ -144,6 +144,25 @@ def read_byte_range(path: Path, shown: str, byte_offset: int, byte_limit: int,
     return "\n".join(parts)
 
 
+_HEADER = re.compile(r"\AFile: [^\n]*\((?:lines [\d,]+-[\d,]+ of [\d,]+|bytes [\d,]+-[\d,]+ of "
+                     r"[\d,]+|empty, 0 bytes)\)\n?")
+_HINT = re.compile(r"\n\[(?:Stopped at [\d,]+ characters\. )?[\d,]+ more (?:lines|bytes)\. Call "
+                   r"read_file again with [^\]]*\]\Z|\n\[End of file\.\]\Z")
+_NUMBERED = re.compile(r"^\d+:", re.MULTILINE)
+
+
+def file_text_of(content: str) -> str:
+    """What :func:`read_lines` or :func:`read_byte_range` showed of the file itself: the
+    header line, the ``<number>:`` gutter and the paging hint removed."""
+    header = _HEADER.match(content)
+    if header is None:
+        return content
+    body = _HINT.sub("", content[header.end():])
+    if "(lines " in header.group():
+        body = _NUMBERED.sub("", body)
+    return body
+
+
 LINE_NUMBER_SEPARATOR = ":"
 """Between a line's number and its text in ``read_file`` output (one character in JSON)."""
 
@@ -266,6 +285,11 @@ class ReadFileTool(Tool[ReadFileParams]):
     async def run(self, args: ReadFileParams, ctx: ToolContext) -> str:
         sandbox = sandbox_for(ctx.cwd, ctx.home, self.read_roots)
         return await asyncio.to_thread(read_file_text, sandbox, args)
+
+    def evidence(self, content: str) -> str:
+        """The file's own text: without the ``File: ...`` header, the line numbers and the
+        paging hint, whose numbers are not the file's (``141:`` is no figure)."""
+        return file_text_of(content)
 
 
 # -- writing helpers ---------------------------------------------------------------------
