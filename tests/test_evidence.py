@@ -10,8 +10,10 @@ import pytest
 from dexter.data.filing_text import html_to_text
 from dexter.evidence.citations import cited_ids, find_citations
 from dexter.evidence.ledger import SourceLedger, accession_of
-from dexter.evidence.numbers import extract_claims, source_numbers
+from dexter.evidence.numbers import extract_claims
 from dexter.evidence.report import mark_unsupported, sources_section, verification_line
+from dexter.evidence.sourcetext import source_quantities
+from dexter.evidence.tables import tables_from_json_text
 from dexter.evidence.verify import repair_note, verify_answer
 
 FILING = (Path(__file__).parent / "fixtures" / "sec-real" / "www.sec.gov" / "Archives" / "edgar"
@@ -56,9 +58,13 @@ def test_years_dates_periods_forms_counts_and_list_numbers_are_not_claims() -> N
     assert texts(prose) == ["$391.0 billion"]
 
 
-def test_source_numbers_cover_json_tables_and_scale_words() -> None:
-    found = source_numbers('{"revenue": 391035000000, "gm": 0.4621} about 1.2 billion | 383,285 |')
-    assert {391035000000.0, 0.4621, 1.2, 1.2e9, 383285.0} <= set(found)
+def test_a_source_holds_its_data_values_at_the_scale_it_states() -> None:
+    json_values = [q.value for q in source_quantities(
+        '{"revenue": 391035000000, "gm": 0.4621, "fy2024": "about 1.2 billion"}')]
+    assert json_values == [391035000000.0, 0.4621, 1.2e9]  # keys are not data
+    prose = source_quantities("Net sales | 383,285 | (1,234)\nabout 1.2 billion")
+    assert [(q.value, q.scale) for q in prose] == [(383285.0, 1.0), (-1234.0, 1.0),
+                                                    (1.2e9, 1e9)]
 
 
 def test_citations_in_every_bracket_form() -> None:
@@ -112,9 +118,14 @@ def test_rounding_tolerance_follows_the_digits_written() -> None:
     assert [c.text for c in wrong.unsupported] == ["$383.2 billion"]
 
 
+def add_json(ledger: SourceLedger, text: str) -> None:
+    """Add a JSON result as the executor does: with the tables found in it."""
+    ledger.add("get_financials", {}, text, tables=tables_from_json_text("metrics", text))
+
+
 def test_percent_against_ratio_and_the_boundary_of_rounding() -> None:
     ledger = SourceLedger()
-    ledger.add("get_financials", {}, '{"gross_margin": 0.125, "other": 0.4649}')
+    add_json(ledger, '{"gross_margin": 0.125, "other_margin": 0.4649}')
     assert verify_answer("Margin 12.5%.", ledger).status == "verified"
     assert verify_answer("Margin 46.5%.", ledger).status == "verified"  # 46.49 → 46.5
     assert verify_answer("Margin 46.6%.", ledger).status == "unverified"
@@ -130,7 +141,7 @@ def test_per_share_amounts_are_not_matched_against_rescaled_table_numbers() -> N
 
 def test_a_number_split_across_table_cells_is_found() -> None:
     ledger = SourceLedger()
-    ledger.add("read_filings", {}, "Total net sales | $ | 391,035 | $ | 383,285")
+    ledger.add("read_filings", {}, "(in millions)\nTotal net sales | $ | 391,035 | $ | 383,285")
     check = verify_answer("| Year | Net sales ($M) |\n|---|---|\n| 2024 | 391,035 |\n"
                           "| 2023 | 383,285 |", ledger)
     assert (check.checked, check.status) == (2, "verified")
@@ -179,13 +190,15 @@ def test_no_data_source_means_no_evidence() -> None:
 
 def test_marks_sources_and_the_verification_line() -> None:
     ledger = SourceLedger()
-    ledger.add("get_financials", {}, '{"revenue": 391035}', title="income[AAPL] · SEC EDGAR",
-               urls=[FILING_URL])
+    ledger.add("get_financials", {}, '{"revenue": 391035000000}',
+               title="income[AAPL] · SEC EDGAR", urls=[FILING_URL])
     answer = "Revenue $391.0 billion [S1]; margin 48.9%."
     check = verify_answer(answer, ledger).to_dict()
     assert mark_unsupported(answer, check["unsupported"]) == \
         "Revenue $391.0 billion [S1]; margin 48.9% ⚠."
-    assert verification_line(check) == "⚠ 1 of 2 figures are in no source (marked ⚠)."
+    assert verification_line(check) == ("⚠ 1 of 2 figures does not check out (marked ⚠): "
+                                        "48.9% is in none of the cited sources [S1] nor any "
+                                        "other.")
     assert sources_section([ledger.sources[0].citation()]) == \
         f"**Sources**\n\n- [S1] income[AAPL] · SEC EDGAR · {FILING_URL}"
     assert verification_line({"checked": 3, "supported": 3, "status": "verified",

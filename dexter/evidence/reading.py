@@ -1,0 +1,884 @@
+"""What the words around each figure of an answer say it is.
+
+The check needs, for every figure, what it claims to be: which metric (``revenue``), which
+period (``FY2024``), which company, which sign (a loss, an outflow), whether it is a level,
+a growth rate, a share or a change, and which sources it cites. This module reads that
+from the answer's structure, with no model call:
+
+- **Units of reading.** The answer is cut into sentences (a bullet, a heading and a table
+  row each start one) and each sentence into clauses (at commas, semicolons, "and",
+  "while", "compared with", ...; never inside a metric's name). A table row of the
+  answer's own table is one unit whose cells read their row label and column header.
+- **Metric.** The metric phrase (:func:`dexter.metrics.metrics_at`) before the figure in
+  its clause ("revenue was $X"), or right after it ("$X of net income"), else the last one
+  earlier in the sentence. A phrase qualified by a segment, product or region ("iPhone
+  revenue", "revenue from Services", "automotive gross margin") names no line of a
+  statement: the figure is then bound to no metric (occurrence is enough).
+- **Period.** A period right after the figure ("$X in FY2024"), right before its metric
+  ("FY2024 revenue"), between the two ("revenue in fiscal 2024 was $X"), leading the
+  sentence ("In fiscal 2024, ..."), else the clause's own; a figure after "from", "than",
+  "versus" is the comparison base (the prior period). "respectively" pairs figures and
+  periods in order.
+- **Company.** The company named nearest before the figure in its sentence, else the last
+  one named earlier in the paragraph (names and tickers the ledger's sources know).
+- **Unit.** A bare number in the answer's table takes the unit its column header, row
+  label or caption states (``Revenue ($B)``, ``USD millions``, ``(%)``).
+- **Citations.** The first citation after the figure in its sentence (adjacent brackets
+  together), else the sentence's; in a table, the row's, else the caption's.
+"""
+
+from __future__ import annotations
+
+import bisect
+import dataclasses
+import itertools
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from dexter import metrics
+from dexter.evidence.citations import Citation, find_citations, mask_citations
+from dexter.evidence.numbers import Claim, Kind, words
+from dexter.evidence.periods import Mention, PeriodRef, find_periods, prior
+
+Role = Literal["level", "growth", "share", "difference", "cagr"]
+Resolver = Callable[[str], str | None]
+"""A company's name or ticker as written -> its ticker in the ledger, or None."""
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """What the words around one figure say it is."""
+
+    claim: Claim
+    """The figure, with the unit of the answer's table applied."""
+    index: int
+    """Its position among the answer's figures."""
+    cited: tuple[str, ...] = ()
+    fields: tuple[str, ...] = ()
+    """The metric fields its words name (empty: none, or a qualified one)."""
+    metric: str = ""
+    """The metric phrase as written (``net sales``)."""
+    qualified: bool = False
+    """The phrase is qualified (``iPhone revenue``): no line of a statement."""
+    periods: tuple[PeriodRef, ...] = ()
+    period_text: str = ""
+    base: tuple[PeriodRef, ...] = ()
+    """For a change: the periods it is measured from."""
+    companies: tuple[str, ...] = ()
+    """Tickers its words name (resolved)."""
+    company_text: str = ""
+    polarity: int = 0
+    """-1: the words say loss, outflow, negative; +1: profit, inflow; 0: neither."""
+    direction: int = 0
+    """For a change: -1 fell, +1 rose, 0 not said."""
+    role: Role = "level"
+    denominator: tuple[str, ...] = ()
+    """For a share: the metric it is a share of (``of revenue``)."""
+    unit: tuple[int, int] = (0, 0)
+    """The reading unit's span (its sentence or table row)."""
+    siblings: tuple[int, ...] = field(default=())
+    """Indexes of the other figures of the same unit."""
+    in_table: bool = False
+    is_base: bool = False
+    """A level figure that is a comparison's base ("up from $383.3 billion")."""
+
+
+# -- phrases ---------------------------------------------------------------------------------
+
+_NEUTRAL = words("""
+the a an its their his her our total overall consolidated reported gaap net annual
+quarterly yearly full-year full year fiscal record combined aggregate company company's
+group firm firm's trailing ttm ltm quarter quarter's year's same comparable latest last
+prior previous current this that these those such first-quarter second-quarter third-
+quarter fourth-quarter twelve-month 12-month q1 q2 q3 q4 h1 h2 fy cy calendar higher lower
+strong solid weak stronger weaker robust healthy cumulative average basic diluted and or
+of in for with to from at by on was were is are had has have reached posted generated
+delivered recorded booked grew rose fell increased decreased declined jumped dropped
+climbed totaled totalled came hit achieved produced earned saw see sees expects while but
+as than versus vs vs. compared over under about around nearly approximately roughly almost
+some both each all also just only still even yet however whose which where when what who
+whom into onto across per year-over-year yoy sequential sequentially
+""")
+_BREAK = re.compile(
+    r",\s|;\s|\s[—–]\s|:\s|\s(?:and|while|whereas|but|versus|vs\.?|compared\s+(?:with|to)|"
+    r"against|although|though|yet|with|which|plus|as\s+well\s+as|after|before|"
+    r"up\s+from|down\s+from|from)\s", re.IGNORECASE)
+_BASE_BEFORE = re.compile(
+    r"(?:\bfrom|\bthan|\bversus|\bvs\.?|compared\s+(?:with|to)|\bagainst|relative\s+to|"
+    r"\bover|\bsince|year-ago|a\s+year\s+earlier|prior[\s-]year|\bin\s+the\s+prior)"
+    r"\s+(?:the\s+|a\s+|an\s+)?(?:about\s+|roughly\s+|nearly\s+|approximately\s+)?$",
+    re.IGNORECASE)
+_OWN_AFTER = re.compile(
+    r"^[\s,]*(?:\(\s*)?(?:in|for|during|at|as\s+of|of|through|ending|ended|on|by\s+the\s+end"
+    r"\s+of|at\s+the\s+end\s+of|in\s+the|for\s+the|during\s+the)?\s*(?:the\s+)?"
+    r"(?:(?:full|whole|entire|fiscal)[\s-]+)?(?:year\s+)?$", re.IGNORECASE)
+_BASE_AFTER = re.compile(
+    r"^[\s,]*(?:year[\s-]over[\s-]year\s+|yoy\s+|y/y\s+)?(?:from|than|versus|vs\.?|compared\s+"
+    r"(?:with|to)|against|over|relative\s+to|since)\s+(?:the\s+|a\s+)?(?:fiscal\s+)?(?:year\s+)?$",
+    re.IGNORECASE)
+_LEADING = re.compile(r"(?:^|[.;:]\s+|\n)\s*(?:[-*•]\s*)?(?:in|for|during|over|throughout|"
+                      r"as\s+of|at\s+the\s+end\s+of|by\s+the\s+end\s+of|through)?\s*(?:the\s+)?$",
+                      re.IGNORECASE)
+_LOSS = re.compile(r"\b(?:loss|losses|deficit|negative|outflows?|burn(?:ed|t|s)?|burning|used|"
+                   r"shortfall|lost|lose|cash\s+burn|net\s+use)\b", re.IGNORECASE)
+_GAIN = re.compile(r"\b(?:profit|profits|profitable|positive|inflows?|generated|generating|"
+                   r"earned|gain|gains|provided)\b", re.IGNORECASE)
+_UP = re.compile(r"\b(?:rose|rise|rises|rising|grew|grow|grows|growing|growth|increased?|"
+                 r"increases|increasing|up|climbed|climb|jumped|jump|gained|gain|expanded|"
+                 r"expand|expansion|improved|improvement|higher|surged|soared|accelerated|"
+                 r"advanced|added|boosted)\b", re.IGNORECASE)
+_DOWN = re.compile(r"\b(?:fell|fall|falls|falling|declined?|declines|declining|decreased?|"
+                   r"decreases|decreasing|down|dropped|drop|drops|slipped|slid|contracted|"
+                   r"contraction|shrank|shrink|lower|slumped|plunged|plummeted|tumbled|"
+                   r"compressed|compression|eroded|narrowed|reduced|reduction|lost)\b",
+                   re.IGNORECASE)
+_CHANGE_WORDS = re.compile(r"\b(?:growth|change|changed|yoy|y/y|year[\s-]over[\s-]year|"
+                           r"year[\s-]on[\s-]year|sequential(?:ly)?|q/q|qoq|"
+                           r"quarter[\s-]over[\s-]quarter)\b", re.IGNORECASE)
+_CAGR = re.compile(r"\b(?:cagr|compound(?:ed)?\s+annual(?:\s+growth)?(?:\s+rate)?|"
+                   r"annuali[sz]ed\s+growth)\b", re.IGNORECASE)
+_DIFF_BEFORE = re.compile(r"(?:\bby\s+(?:about\s+|roughly\s+|nearly\s+|some\s+)?$|"
+                          r"\b(?:up|down|added|lost|rose|fell|grew|increased|decreased|"
+                          r"declined|jumped|dropped|climbed)\s+(?:about\s+|roughly\s+|nearly\s+)?$|"
+                          r"\b(?:increase|decrease|decline|gain|drop|rise|improvement)\s+of\s+"
+                          r"(?:about\s+|roughly\s+|nearly\s+)?$)", re.IGNORECASE)
+_DIFF_AFTER = re.compile(r"^\s*(?:\[[^\]]*\]\s*)?(?:more|less|higher|lower|above|below)\s+than\b|"
+                         r"^\s*(?:\[[^\]]*\]\s*)?(?:increase|decrease|decline|rise|drop|jump|"
+                         r"gain|improvement)\b",
+                         re.IGNORECASE)
+_SHARE_AFTER = re.compile(r"\s*(?:\[[^\]]*\]\s*)?of\s+(?:the\s+|its\s+|total\s+|all\s+|"
+                          r"apple's\s+|the\s+company's\s+)*(?P<what>[a-z&][\w&\s,'-]{0,60})",
+                          re.IGNORECASE)
+_SHARE_BEFORE = re.compile(r"\b(?:accounted\s+for|made\s+up|represented|comprised|"
+                           r"contributed|equal\s+to|share\s+of)\s+(?:about\s+|roughly\s+|"
+                           r"nearly\s+|approximately\s+|some\s+)?$", re.IGNORECASE)
+_RESPECTIVELY = re.compile(r"\brespectively\b", re.IGNORECASE)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\[*\"'“$0-9-])|\n+")
+_ABBREVIATIONS = re.compile(r"(?:\b(?:inc|corp|co|ltd|plc|llc|vs|e\.g|i\.e|approx|est|no|"
+                            r"mr|ms|dr|st|u\.s|u\.k|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|"
+                            r"nov|dec|fig|ref|etc|al)\.|\b[A-Z]\.)$", re.IGNORECASE)
+_POSSESSIVE = re.compile(r"([A-Z][\w&.-]*(?:\s+[A-Z][\w&.-]*){0,2})(?:'s|’s|')(?=\s)")
+_TICKER = re.compile(r"(?<![\w$])\$?([A-Z]{1,5}(?:\.[A-Z])?)(?![\w])")
+_NAME = re.compile(r"(?<![\w])([A-Z][A-Za-z&.-]+(?:\s+[A-Z][A-Za-z&.-]+){0,2})")
+_TABLE_LINE = re.compile(r"^\s*\|.*\|\s*$")
+_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$")
+
+
+# -- units ----------------------------------------------------------------------------------
+
+_UNIT = re.compile(
+    r"(?:\(|\b|(?<=\$))(?:in\s+)?(?:(?P<cur>usd|us\$|\$|€|£|eur|gbp)\s*)?(?P<scale>"
+    r"thousands|thousand|millions|million|billions|billion|trillions|trillion|mm|mn|mln|m|bn|"
+    r"bln|b|k|tn|t)\b(?:\s+(?:of\s+)?(?:usd|dollars|us\$|\$))?"
+    r"|(?P<pct>\(%\)|%|\bpercent\b|\bpct\b)|(?P<times>\(x\)|\btimes\b)|(?P<dollar>\(\$\)|\(usd\))",
+    re.IGNORECASE)
+_UNIT_SCALES = {"thousands": 1e3, "thousand": 1e3, "millions": 1e6, "million": 1e6,
+                "billions": 1e9, "billion": 1e9, "trillions": 1e12, "trillion": 1e12, "mm": 1e6,
+                "mn": 1e6, "mln": 1e6, "m": 1e6, "bn": 1e9, "bln": 1e9, "b": 1e9, "k": 1e3,
+                "tn": 1e12, "t": 1e12}
+
+
+@dataclass(frozen=True, slots=True)
+class _Unit:
+    scale: float = 1.0
+    kind: str = ""
+    """``money``, ``percent``, ``multiple``, ``number`` or '' (nothing stated)."""
+
+
+def unit_of_label(text: str) -> _Unit:
+    """The unit a table header, row label or caption states (``Revenue ($B)``, ``USD
+    millions``, ``Margin (%)``), or an empty unit."""
+    lowered = text.lower()
+    for match in _UNIT.finditer(text):
+        if match.group("pct"):
+            return _Unit(1.0, "percent")
+        if match.group("times"):
+            return _Unit(1.0, "multiple")
+        if match.group("dollar"):
+            return _Unit(1.0, "money")
+        word = match.group("scale").lower()
+        short = word in ("m", "b", "k", "t", "mm", "mn", "bn", "bln", "mln", "tn")
+        if short and not (match.group("cur") or "(" in text[max(0, match.start() - 2):
+                                                         match.start() + 1]
+                          or lowered.strip().endswith(word)):
+            continue  # a lone letter is a unit only in a header's brackets or after a $
+        money = bool(match.group("cur")) or "$" in text or "usd" in lowered or \
+            "dollar" in lowered
+        return _Unit(_UNIT_SCALES[word], "money" if money else "number")
+    return _Unit()
+
+
+def apply_unit(claim: Claim, unit: _Unit) -> Claim:
+    """``claim`` as the unit of its table cell states it (only a bare number, or an amount
+    written without a scale, takes a unit)."""
+    if not unit.kind or claim.scaled or claim.kind in ("percent", "multiple"):
+        return claim
+    if unit.kind == "percent":
+        return dataclasses.replace(claim, kind="percent") if claim.kind == "number" else claim
+    if unit.kind == "multiple":
+        return dataclasses.replace(claim, kind="multiple") if claim.kind == "number" else claim
+    if claim.kind not in ("number", "money"):
+        return claim
+    kind: Kind = "money" if unit.kind == "money" or claim.kind == "money" else "number"
+    if unit.scale == 1.0:
+        return dataclasses.replace(claim, kind=kind)
+    return dataclasses.replace(claim, kind=kind, value=claim.value * unit.scale,
+                               tolerance=claim.tolerance * unit.scale, scaled=True)
+
+
+def _in_cell(claim: Claim) -> Claim:
+    """A figure in a table cell: parentheses are the accounting negative."""
+    return dataclasses.replace(claim, negative=True) if claim.parens else claim
+
+
+# -- the answer's structure -------------------------------------------------------------------
+
+@dataclass(slots=True)
+class _Cell:
+    row: str
+    header: str
+    unit: _Unit
+    cited: tuple[str, ...]
+    caption: str
+    span: tuple[int, int]
+
+
+@dataclass(slots=True)
+class _Structure:
+    units: list[tuple[int, int]]
+    """Sentence and table-row spans, in order."""
+    paragraphs: list[tuple[int, int]]
+    cells: list[_Cell]
+    cell_starts: list[int]
+
+
+def _structure(answer: str, citations: Sequence[Citation]) -> _Structure:
+    units: list[tuple[int, int]] = []
+    paragraphs: list[tuple[int, int]] = []
+    cells: list[_Cell] = []
+    lines = answer.split("\n")
+    offsets = []
+    position = 0
+    for line in lines:
+        offsets.append(position)
+        position += len(line) + 1
+    i = 0
+    paragraph_start = 0
+    while i < len(lines):
+        line = lines[i]
+        if _TABLE_LINE.match(line) and i + 1 < len(lines) and _SEPARATOR.match(lines[i + 1]):
+            stop = i + 2
+            while stop < len(lines) and _TABLE_LINE.match(lines[stop]):
+                stop += 1
+            caption = _caption(lines, i, stop)
+            cells.extend(_table_cells(lines, offsets, i, stop, caption, citations))
+            for row in range(i, stop):
+                units.append((offsets[row], offsets[row] + len(lines[row])))
+            paragraphs.append((offsets[max(0, i - 1)], offsets[stop - 1] + len(lines[stop - 1])))
+            paragraph_start = offsets[stop - 1] + len(lines[stop - 1]) + 1
+            i = stop
+            continue
+        start = offsets[i]
+        if not line.strip():
+            if start > paragraph_start:
+                paragraphs.append((paragraph_start, start))
+            paragraph_start = start + 1
+            i += 1
+            continue
+        if line.lstrip().startswith(("#", "-", "*", "•")) or re.match(r"\s*\d+[.)]\s", line):
+            if start > paragraph_start:
+                paragraphs.append((paragraph_start, start))
+            paragraph_start = start
+        units.extend(_sentences(answer, start, start + len(line)))
+        i += 1
+    if paragraph_start < len(answer):
+        paragraphs.append((paragraph_start, len(answer)))
+    return _Structure(units, paragraphs, cells, [c.span[0] for c in cells])
+
+
+def _sentences(answer: str, start: int, end: int) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    begin = start
+    for match in _SENTENCE_END.finditer(answer, start, end):
+        if _ABBREVIATIONS.search(answer[max(begin, match.start() - 8):match.start()]):
+            continue
+        # a citation right after the full stop (blanked by now) belongs to the sentence
+        # before it: the cut is at the next sentence's first word
+        cut = match.end()
+        if cut > begin:
+            out.append((begin, cut))
+        begin = cut
+    if begin < end:
+        out.append((begin, end))
+    return out
+
+
+def _caption(lines: list[str], first: int, stop: int) -> str:
+    parts = []
+    for j in (first - 1, first - 2):
+        if j >= 0 and lines[j].strip() and not _TABLE_LINE.match(lines[j]):
+            parts.append(lines[j])
+            break
+    if stop < len(lines) and lines[stop].strip() and len(lines[stop]) < 200:
+        parts.append(lines[stop])
+    return " ".join(parts)
+
+
+def _split_row(line: str, base: int) -> list[tuple[str, int, int]]:
+    bars = [i for i, ch in enumerate(line) if ch == "|"]
+    out = []
+    for a, b in itertools.pairwise(bars):
+        out.append((line[a + 1:b].strip(), base + a + 1, base + b))
+    return out
+
+
+def _ids_in(citations: Sequence[Citation], start: int, end: int) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(c.id for c in citations if start <= c.start < end))
+
+
+def _table_cells(lines: list[str], offsets: list[int], first: int, stop: int, caption: str,
+                 citations: Sequence[Citation]) -> list[_Cell]:
+    header = _split_row(lines[first], offsets[first])
+    caption_unit = unit_of_label(caption)
+    caption_cites = _ids_in(citations, offsets[max(0, first - 2)], offsets[first]) + (
+        _ids_in(citations, offsets[stop], offsets[stop] + len(lines[stop]))
+        if stop < len(lines) else ())
+    out: list[_Cell] = []
+    for row_index in range(first + 2, stop):
+        row = _split_row(lines[row_index], offsets[row_index])
+        if not row:
+            continue
+        label = row[0][0]
+        cited = _ids_in(citations, offsets[row_index], offsets[row_index] + len(lines[row_index]))
+        label_unit = unit_of_label(label)
+        for column, (_text, a, b) in enumerate(row):
+            head = header[column][0] if column < len(header) else ""
+            unit = label_unit if label_unit.kind else unit_of_label(head)
+            if not unit.kind and caption_unit.kind and not _ratio_like(f"{label} {head}"):
+                unit = caption_unit
+            out.append(_Cell(label if column else "", head, unit, cited or caption_cites,
+                             caption, (a, b)))
+    return out
+
+
+def _ratio_like(text: str) -> bool:
+    lowered = text.lower()
+    if re.search(r"margin|%|per share|eps|ratio|growth|yield|rate|percent|multiple|"
+                 r"\bp/e\b|shares|count|employees|headcount", lowered):
+        return True
+    return any(m.kind in ("per_share", "ratio", "shares", "count")
+               for _, _, found in metrics.metrics_at(text) for m in found[:1])
+
+
+# -- reading ----------------------------------------------------------------------------------
+
+@dataclass(slots=True)
+class _MetricMention:
+    start: int
+    end: int
+    fields: tuple[str, ...]
+    text: str
+    loss: bool
+
+
+def read_answer(answer: str, claims: Sequence[Claim], resolve: Resolver) -> list[Reading]:
+    """A :class:`Reading` for each of ``claims`` (figures of ``answer``, in order)."""
+    citations = find_citations(answer)
+    citation_starts = [c.start for c in citations]
+    answer = mask_citations(answer)  # ids are not words: [S1] qualifies no metric
+    structure = _structure(answer, citations)
+    unit_starts = [u[0] for u in structure.units]
+    lowered = answer.lower()
+    mentions = [_MetricMention(a, b, tuple(m.field for m in found), answer[a:b],
+                               "loss" in lowered[a:b] or "deficit" in lowered[a:b])
+                for a, b, found in metrics.metrics_at(answer)]
+    mention_starts = [m.start for m in mentions]
+    periods = find_periods(answer)
+    period_starts = [p.start for p in periods]
+    companies = _company_mentions(answer, resolve)
+    company_starts = [c[0] for c in companies]
+
+    by_unit: dict[int, list[int]] = {}
+    placed: list[tuple[Claim, int, _Cell | None]] = []
+    for index, claim in enumerate(claims):
+        cell = _cell_at(structure, claim.start)
+        if cell is not None:
+            claim = apply_unit(_in_cell(claim), cell.unit)
+        u = max(0, bisect.bisect_right(unit_starts, claim.start) - 1)
+        by_unit.setdefault(u, []).append(index)
+        placed.append((claim, u, cell))
+
+    readings: list[Reading] = []
+    for index, (claim, u, cell) in enumerate(placed):
+        start, end = structure.units[u] if structure.units else (0, len(answer))
+        siblings = tuple(i for i in by_unit[u] if i != index)
+        if cell is not None:
+            readings.append(_read_cell(answer, claim, index, cell, (start, end), siblings,
+                                       resolve, structure, companies, company_starts))
+            continue
+        readings.append(_read_prose(
+            answer, claim, index, (start, end), siblings, mentions, mention_starts, periods,
+            period_starts, companies, company_starts, citations, citation_starts, structure,
+            [placed[i][0] for i in by_unit[u]]))
+    _pair_respectively(answer, readings, placed, structure, periods, mentions)
+    _inherit_periods(readings)
+    return readings
+
+
+def _cell_at(structure: _Structure, offset: int) -> _Cell | None:
+    i = bisect.bisect_right(structure.cell_starts, offset) - 1
+    if i >= 0 and structure.cells[i].span[0] <= offset <= structure.cells[i].span[1]:
+        return structure.cells[i]
+    return None
+
+
+def _clause(answer: str, start: int, end: int, at: int, protected: Sequence[tuple[int, int]]
+            ) -> tuple[int, int]:
+    """The clause of the unit ``start``-``end`` that holds offset ``at``."""
+    left, right = start, end
+    for match in _BREAK.finditer(answer, start, end):
+        a = match.start()
+        if any(p0 <= a < p1 for p0, p1 in protected):
+            continue
+        if match.end() <= at:
+            left = match.start() + (1 if answer[match.start()] in ",;:" else 0)
+        elif a >= at and a < right:
+            right = a
+            break
+    return left, right
+
+
+def _read_prose(answer: str, claim: Claim, index: int, unit: tuple[int, int],
+                siblings: tuple[int, ...], mentions: list[_MetricMention],
+                mention_starts: list[int], periods: list[Mention], period_starts: list[int],
+                companies: list[tuple[int, int, str]], company_starts: list[int],
+                citations: Sequence[object], citation_starts: list[int],
+                structure: _Structure, unit_claims: list[Claim]) -> Reading:
+    start, end = unit
+    lo = bisect.bisect_left(mention_starts, start)
+    hi = bisect.bisect_left(mention_starts, end)
+    unit_mentions = mentions[lo:hi]
+    protected = [(m.start, m.end) for m in unit_mentions]
+    c_start, c_end = _clause(answer, start, end, claim.start, protected)
+
+    role, direction = _role(answer, claim, start, c_start, c_end)
+    # a share's "of revenue" names what it is a share of, not what it is
+    mention = _bind_metric(answer, claim, [m for m in unit_mentions if role != "share"
+                                           or m.start < claim.start],
+                           c_start, c_end, start, unit_claims)
+    fields: tuple[str, ...] = ()
+    metric_text = ""
+    qualified = False
+    loss = False
+    denominator: tuple[str, ...] = ()
+    if mention is not None:
+        metric_text = mention.text
+        loss = mention.loss
+        qualified = _qualified(answer, mention, claim, start, companies)
+        if not qualified:
+            fields = _fields_for(mention.fields, claim, role)
+    if role == "share":
+        after = _SHARE_AFTER.match(answer, claim.end)
+        if after is not None:
+            found = metrics.metrics_at(after.group("what"))
+            if found and found[0][0] <= 12:
+                denominator = tuple(m.field for m in found[0][2])
+        if not denominator:
+            role = "level"
+
+    p_lo = bisect.bisect_left(period_starts, start)
+    p_hi = bisect.bisect_left(period_starts, end)
+    own, base, period_text, is_base = _bind_periods(answer, claim, periods[p_lo:p_hi],
+                                                    mention, c_start, c_end, start, role)
+    company, company_text = _bind_company(answer, claim, companies, company_starts, start,
+                                          c_end, structure)
+    polarity = _polarity(answer, claim, mention, loss, c_start, c_end)
+    cited = _cited(answer, claim, citations, citation_starts, start, end)
+    return Reading(claim=claim, index=index, cited=cited, fields=fields, metric=metric_text,
+                   qualified=qualified, periods=own, period_text=period_text, base=base,
+                   companies=company, company_text=company_text, polarity=polarity,
+                   direction=direction, role=role, denominator=denominator, unit=unit,
+                   siblings=siblings, is_base=is_base)
+
+
+def _fields_for(found: tuple[str, ...], claim: Claim, role: Role) -> tuple[str, ...]:
+    """The fields a metric phrase names for a figure of this kind: an amount named by a
+    margin is the margin's numerator ("gross margin of $180.7 billion" is gross profit), a
+    percentage named by an amount is that amount's margin or its growth."""
+    out: list[str] = []
+    for name in found:
+        m = metrics.metric(name)
+        if m is None:
+            continue
+        if claim.kind == "percent" and role == "level" and m.kind == "amount":
+            ratio = [r.field for r in metrics.METRICS
+                     if r.parts is not None and r.parts[0] == name and r.parts[1] == "revenue"]
+            out.extend(ratio or [name])
+        elif claim.kind == "money" and m.kind == "ratio" and m.parts is not None:
+            out.append(m.parts[0])
+        else:
+            out.append(name)
+    return tuple(dict.fromkeys(out))
+
+
+def _role(answer: str, claim: Claim, unit_start: int, c_start: int, c_end: int
+          ) -> tuple[Role, int]:
+    before = answer[max(c_start, claim.start - 60):claim.start]
+    after = answer[claim.end:min(c_end, claim.end + 60)]
+    near_before = answer[max(unit_start, claim.start - 40):claim.start]
+    words_before = " ".join(near_before.split()[-4:])
+    words_after = " ".join(after.split()[:4])
+    direction = 0
+    window = f"{words_before} {words_after}"
+    if _DOWN.search(window):
+        direction = -1
+    elif _UP.search(window):
+        direction = 1
+    if claim.kind == "percent":
+        if _CAGR.search(answer[max(c_start, claim.start - 80):min(c_end, claim.end + 80)]):
+            return "cagr", direction
+        if _SHARE_BEFORE.search(before) or (_SHARE_AFTER.match(answer, claim.end)
+                                            and not direction):
+            return "share", direction
+        points = "point" in claim.text.lower() or "bp" in claim.text.lower() or \
+            re.search(r"\bpp|\bpts?\b", claim.text.lower()) is not None
+        if direction or _CHANGE_WORDS.search(window):
+            if re.search(r"\bto\s+(?:about\s+|roughly\s+)?$", near_before, re.IGNORECASE):
+                return "level", direction  # "rose to 46.2%"
+            return ("difference" if points else "growth"), direction
+        return "level", direction
+    if claim.kind in ("money", "number") and (_DIFF_BEFORE.search(before)
+                                              or _DIFF_AFTER.match(after)) and \
+            not re.search(r"\bto\s+(?:about\s+|roughly\s+)?$", near_before, re.IGNORECASE):
+        return "difference", direction
+    return "level", direction
+
+
+def _bind_metric(answer: str, claim: Claim, unit_mentions: list[_MetricMention],
+                 c_start: int, c_end: int, unit_start: int, unit_claims: list[Claim]
+                 ) -> _MetricMention | None:
+    before = [m for m in unit_mentions if c_start <= m.start and m.end <= claim.start]
+    after = [m for m in unit_mentions if claim.end <= m.start < c_end]
+    if after:
+        gap = answer[claim.end:after[0].start]
+        gap = re.sub(r"\[[^\]]*\]", " ", gap)
+        if re.fullmatch(r"\s*(?:in|of|worth\s+of|for|from)?\s*(?:the\s+|its\s+)?"
+                        r"(?:total\s+|annual\s+|quarterly\s+|full-year\s+)?", gap, re.IGNORECASE):
+            return after[0]
+    if before:
+        return before[-1]
+    if after and len(answer[claim.end:after[0].start].split()) <= 4:
+        return after[0]
+    earlier = [m for m in unit_mentions if m.end <= claim.start]
+    if earlier:
+        # the sentence's last metric, unless another figure already took it and this one
+        # is of another kind (a percentage after an amount is its growth, not its level)
+        return earlier[-1]
+    return None
+
+
+def _qualified(answer: str, mention: _MetricMention, claim: Claim, unit_start: int,
+               companies: list[tuple[int, int, str]]) -> bool:
+    """Whether the metric phrase is narrowed by a segment, product or region."""
+    before = answer[max(unit_start, mention.start - 40):mention.start]
+    words = re.findall(r"[\w&'’./-]+", before)
+    if words:
+        word = words[-1]
+        bare = word.lower().rstrip(".,").removesuffix("'s").removesuffix("’s")
+        is_company = any(a <= mention.start - len(before) + before.rfind(word) < b
+                         for a, b, _ in companies)
+        possessive = word.endswith(("'s", "’s", "'", "’"))
+        period_word = bool(re.fullmatch(r"(?:fy|cy|q[1-4]|h[12]|[1-4]q)?['’]?\d{2,4}"
+                                        r"(?:e|a)?|q[1-4]|fy\d{2,4}|\d{1,2}m", bare))
+        if not (is_company or possessive or period_word or bare in _NEUTRAL
+                or bare.isdigit() or "$" in word):
+            return True
+        if word[0].isupper() and not (is_company or possessive or period_word) and \
+                bare not in _NEUTRAL and before.rstrip().endswith(word):
+            return True
+    tail_end = claim.start if claim.start > mention.end else min(len(answer), mention.end + 40)
+    tail = answer[mention.end:tail_end]
+    found = re.match(r"\s+(?:from|in|of|for|at|within)\s+(?:the\s+|its\s+|our\s+)?"
+                     r"(?P<word>[A-Za-z][\w&'-]*)", tail)
+    if found is not None:
+        word = found.group("word")
+        lowered = word.lower()
+        if lowered in ("segment", "segments", "products", "product", "services", "division",
+                       "business", "region", "category"):
+            return True
+        if word[0].isupper() and not re.fullmatch(r"(?:FY|CY|Q[1-4]|H[12])\S*", word) and \
+                lowered not in metrics_months() and not any(
+                    a <= mention.end + found.start("word") < b for a, b, _ in companies) and \
+                lowered not in ("fiscal", "the", "calendar", "first", "second", "third",
+                                "fourth", "full", "trailing"):
+            return True
+    return False
+
+
+def metrics_months() -> frozenset[str]:
+    """Month names and abbreviations (lower case)."""
+    return _MONTHS
+
+
+_MONTHS = words("""
+january february march april may june july august september october november december jan
+feb mar apr jun jul aug sep sept oct nov dec
+""")
+
+
+def _bind_periods(answer: str, claim: Claim, unit_periods: list[Mention],
+                  mention: _MetricMention | None, c_start: int, c_end: int, unit_start: int,
+                  role: Role) -> tuple[tuple[PeriodRef, ...], tuple[PeriodRef, ...], str, bool]:
+    own: list[Mention] = []
+    base: list[Mention] = []
+    clean = re.sub(r"\[[^\]]*\]", lambda m: " " * len(m.group()), answer)
+    for p in unit_periods:
+        if p.start >= claim.end and p.start - claim.end <= 48:
+            gap = clean[claim.end:p.start]
+            if _OWN_AFTER.match(gap):
+                own.append(p)
+                break
+            if _BASE_AFTER.match(gap):
+                base.append(p)
+    if not own and mention is not None:
+        for p in unit_periods:
+            if p.end <= mention.start and mention.start - p.end <= 24:
+                gap = clean[p.end:mention.start]
+                if re.fullmatch(r"[\s'’s]*(?:[A-Z][\w&.-]*(?:'s|’s)?\s+)?(?:the\s+|its\s+|"
+                                r"total\s+|net\s+|reported\s+|gaap\s+)?\s*", gap, re.IGNORECASE):
+                    own.append(p)
+            elif mention.end <= p.start and p.end <= claim.start and \
+                    not _BASE_BEFORE.search(clean[mention.end:p.start]):
+                own.append(p)
+    if not own:
+        for p in unit_periods:
+            if (p.end <= claim.start and _LEADING.search(clean[max(unit_start - 1, 0) if
+                                                             unit_start else 0:p.start]
+                                                       [-40:] if p.start > unit_start else "")) or p.start == unit_start or (p.end <= claim.start and re.search(
+                    r"(?:^|[.;:]\s+|\n)\s*(?:[-*•#]+\s*)?(?:in|for|during|over|throughout|as\s+of|"
+                    r"at\s+the\s+end\s+of)\s+(?:the\s+)?$",
+                    answer[unit_start:p.start], re.IGNORECASE)):
+                own.append(p)
+    if not own:
+        in_clause = [p for p in unit_periods if c_start <= p.start and p.end <= c_end
+                     and not _BASE_BEFORE.search(clean[max(c_start, p.start - 30):p.start])]
+        own = in_clause
+    if not base and role in ("growth", "difference", "cagr"):
+        for p in unit_periods:
+            if p.start >= claim.end and _BASE_BEFORE.search(clean[max(claim.end, p.start - 40):
+                                                                  p.start]):
+                base.append(p)
+    before = clean[max(c_start, claim.start - 40):claim.start]
+    is_base = role == "level" and bool(_BASE_BEFORE.search(before))
+    if is_base:
+        # "up from $383.3 billion in FY2023": only a period right after it is its own
+        own = [p for p in own if p.start >= claim.end]
+    refs = tuple(r for p in own for r in p.refs)
+    base_refs = tuple(r for p in base for r in p.refs)
+    text = ", ".join(answer[p.start:p.end] for p in own)
+    return refs, base_refs, text, is_base
+
+
+def _company_mentions(answer: str, resolve: Resolver) -> list[tuple[int, int, str]]:
+    """Companies the answer names: ``(start, end, ticker)``, in order."""
+    found: dict[int, tuple[int, int, str]] = {}
+    for match in _TICKER.finditer(answer):
+        ticker = resolve(match.group(1))
+        if ticker is not None:
+            found[match.start()] = (match.start(), match.end(), ticker)
+    for match in _NAME.finditer(answer):
+        if match.start() in found:
+            continue
+        words = match.group(1).split()
+        for n in range(len(words), 0, -1):
+            name = " ".join(words[:n])
+            ticker = resolve(name)
+            if ticker is not None:
+                end = match.start() + len(name)
+                found[match.start()] = (match.start(), end, ticker)
+                break
+    return [found[k] for k in sorted(found)]
+
+
+def _bind_company(answer: str, claim: Claim, companies: list[tuple[int, int, str]],
+                  company_starts: list[int], unit_start: int, c_end: int,
+                  structure: _Structure) -> tuple[tuple[str, ...], str]:
+    i = bisect.bisect_left(company_starts, claim.start)
+    if i > 0 and companies[i - 1][0] >= unit_start:
+        a, b, ticker = companies[i - 1]
+        return (ticker,), answer[a:b]
+    if i < len(companies) and companies[i][0] < c_end:
+        a, b, ticker = companies[i]
+        return (ticker,), answer[a:b]
+    paragraph = next((p for p in structure.paragraphs if p[0] <= claim.start < p[1]),
+                     (unit_start, unit_start))
+    if i > 0 and companies[i - 1][0] >= paragraph[0]:
+        a, b, ticker = companies[i - 1]
+        return (ticker,), answer[a:b]
+    return (), ""
+
+
+def _polarity(answer: str, claim: Claim, mention: _MetricMention | None, loss: bool,
+              c_start: int, c_end: int) -> int:
+    if claim.negative:
+        return -1
+    if loss:
+        return -1
+    start = mention.start if mention is not None and c_start <= mention.start < claim.start \
+        else max(c_start, claim.start - 30)
+    window = answer[start:claim.start] + " " + answer[claim.end:min(c_end, claim.end + 30)]
+    if mention is not None and mention.start >= start:
+        window = window.replace(mention.text, " ")
+    if _LOSS.search(window):
+        return -1
+    if _GAIN.search(window) or (mention is not None and "profit" in mention.text.lower()):
+        return 1
+    return 0
+
+
+def _cited(answer: str, claim: Claim, citations: Sequence[object], starts: list[int],
+           unit_start: int, unit_end: int) -> tuple[str, ...]:
+    first = bisect.bisect_left(starts, unit_start)
+    last = bisect.bisect_left(starts, unit_end)
+    groups = list(citations[first:last])
+    if not groups:
+        return ()
+    after = [c for c in groups if getattr(c, "start", 0) >= claim.end]
+    if after:
+        chosen = [after[0]]
+        for c in after[1:]:
+            if getattr(c, "start", 0) - getattr(chosen[-1], "end", 0) <= 6 and not \
+                    answer[getattr(chosen[-1], "end", 0):getattr(c, "start", 0)].strip(" ,;and"):
+                chosen.append(c)
+            else:
+                break
+        return tuple(dict.fromkeys(str(getattr(c, "id", "")) for c in chosen))
+    return tuple(dict.fromkeys(str(getattr(c, "id", "")) for c in groups))
+
+
+def _read_cell(answer: str, claim: Claim, index: int, cell: _Cell, unit: tuple[int, int],
+               siblings: tuple[int, ...], resolve: Resolver, structure: _Structure,
+               companies: list[tuple[int, int, str]], company_starts: list[int]) -> Reading:
+    label_metrics = metrics.metrics_at(cell.row)
+    head_metrics = metrics.metrics_at(cell.header)
+    fields: tuple[str, ...] = ()
+    metric_text = ""
+    qualified = False
+    role: Role = "level"
+    direction = 0
+    for text, found in ((cell.row, label_metrics), (cell.header, head_metrics)):
+        if found:
+            a, b, ms = found[0]
+            metric_text = text[a:b]
+            rest = (text[:a] + text[b:]).strip(" :*_()$%").lower()
+            rest = re.sub(r"\(.*?\)|\b(?:usd|us\$|\$|bn|b|m|mm|millions?|billions?|total|net|"
+                          r"gaap|reported|consolidated)\b", " ", rest).strip(" ,.-")
+            qualified = bool(rest) and not _period_only(rest) and len(rest) > 1
+            if not qualified:
+                fields = _fields_for(tuple(m.field for m in ms), claim, role)
+            break
+    header_low = f"{cell.header} {cell.row}".lower()
+    if claim.kind == "percent" and re.search(r"growth|change|yoy|y/y|vs\.?|increase|"
+                                             r"decrease|chg|\bδ", header_low):
+        role = "growth"
+        if "cagr" in header_low:
+            role = "cagr"
+        fields = tuple(f for f in fields if f) or fields
+    elif claim.kind in ("money", "number") and re.search(r"\bchange\b|\bdiff|\bδ|\bchg\b|"
+                                                          r"increase|decrease", header_low):
+        role = "difference"
+    periods_text = ""
+    refs: tuple[PeriodRef, ...] = ()
+    for text in (cell.header, cell.row, cell.caption):
+        found_p = find_periods(text)
+        if found_p:
+            refs = tuple(r for p in found_p for r in p.refs)
+            periods_text = ", ".join(text[p.start:p.end] for p in found_p)
+            break
+    base: tuple[PeriodRef, ...] = ()
+    if role in ("growth", "difference") and len(refs) >= 2:
+        refs, base = refs[-1:], refs[:-1]
+    elif role in ("growth", "difference") and len(refs) == 1:
+        base = prior(refs[0])
+    company: tuple[str, ...] = ()
+    company_text = ""
+    for text in (cell.row, cell.header, cell.caption):
+        for found_c in _company_mentions(text, resolve):
+            company, company_text = (found_c[2],), text[found_c[0]:found_c[1]]
+            break
+        if company:
+            break
+    if not company:
+        company, company_text = _bind_company(answer, claim, companies, company_starts,
+                                              unit[0], unit[1], structure)
+    polarity = -1 if claim.negative else -1 if "loss" in metric_text.lower() else 0
+    return Reading(claim=claim, index=index, cited=cell.cited, fields=fields,
+                   metric=metric_text, qualified=qualified, periods=refs,
+                   period_text=periods_text, base=base, companies=company,
+                   company_text=company_text, polarity=polarity, direction=direction,
+                   role=role, unit=unit, siblings=siblings, in_table=True)
+
+
+def _period_only(text: str) -> bool:
+    return bool(text) and not re.sub(r"\b(?:fy|cy|q[1-4]|fiscal|year|quarter|ttm|\d{2,4}|"
+                                     r"ended|ending|the|of|in)\b", " ", text).strip(" ,.-'’")
+
+
+def _pair_respectively(answer: str, readings: list[Reading],
+                       placed: list[tuple[Claim, int, _Cell | None]], structure: _Structure,
+                       periods: list[Mention], mentions: list[_MetricMention]) -> None:
+    """"Revenue and net income were $391.0B and $93.7B, respectively": pair in order."""
+    groups: dict[tuple[int, int], list[int]] = {}
+    for r in readings:
+        if not r.in_table:
+            groups.setdefault(r.unit, []).append(r.index)
+    for (start, end), indexes in groups.items():
+        if not _RESPECTIVELY.search(answer, start, end) or len(indexes) < 2:
+            continue
+        unit_periods = [p for p in periods if start <= p.start < end]
+        refs = [p for p in unit_periods]
+        unit_mentions = [m for m in mentions if start <= m.start < end]
+        levels = [i for i in indexes if readings[i].role == "level"]
+        if len(refs) == len(levels) and len(refs) >= 2:
+            for i, p in zip(levels, refs, strict=True):
+                readings[i] = dataclasses.replace(readings[i], periods=p.refs,
+                                                  period_text=answer[p.start:p.end])
+        if len(unit_mentions) == len(levels) and len(levels) >= 2:
+            for i, m in zip(levels, unit_mentions, strict=True):
+                r = readings[i]
+                readings[i] = dataclasses.replace(
+                    r, fields=_fields_for(m.fields, r.claim, r.role), metric=m.text,
+                    qualified=False)
+
+
+def _inherit_periods(readings: list[Reading]) -> None:
+    """A level figure with no period of its own after one with a period in the same
+    sentence takes that period ("revenue was $391.0B in FY2024 and net income $93.7B"),
+    unless it is a comparison base; a change with no base compares with the prior
+    period."""
+    for i, r in enumerate(readings):
+        if r.in_table:
+            continue
+        levels = [readings[j] for j in r.siblings if readings[j].periods
+                  and readings[j].role == "level" and not readings[j].is_base
+                  and not readings[j].in_table]
+        earlier = [x for x in levels if x.index < i]
+        if not r.periods and r.role == "level" and earlier:
+            source = earlier[-1]
+            if r.is_base:
+                readings[i] = dataclasses.replace(
+                    r, periods=tuple(b for p in source.periods for b in prior(p)),
+                    period_text="")
+            else:
+                readings[i] = dataclasses.replace(r, periods=source.periods,
+                                                  period_text=source.period_text)
+        elif not r.periods and r.role in ("growth", "difference") and levels:
+            source = (earlier or levels)[-1]
+            readings[i] = dataclasses.replace(r, periods=source.periods,
+                                              period_text=source.period_text)
+        r = readings[i]
+        if r.role in ("growth", "difference") and r.periods and not r.base:
+            readings[i] = dataclasses.replace(r, base=tuple(b for p in r.periods
+                                                            for b in prior(p)))
