@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from dexter import metrics
 from dexter.evidence.index import Evidence, EvidenceIndex
-from dexter.evidence.periods import PeriodRef, RowPeriod, compare, prior
+from dexter.evidence.periods import PeriodRef, RowPeriod, compare, fiscal_year_of, prior
 from dexter.evidence.reading import Reading
 
 
@@ -162,9 +162,13 @@ def _derive_one(r: Reading, index: EvidenceIndex, pool: Collection[str] | None,
         return first
     if r.role == "difference":
         ratio_field = metric.kind == "ratio"
-        cells = _cells(index, base_field, pool, companies) if not ratio_field else \
-            [e for e in index.by_field.get(name, ()) if e.kind == "percent"
-             and (pool is None or e.source in pool) and e.period is not None]
+        if not ratio_field:
+            cells = _cells(index, base_field, pool, companies)
+        elif metric.parts is not None:
+            cells = _ratio_cells(index, metric.parts, pool, companies)
+        else:
+            cells = [e for e in index.by_field.get(name, ()) if e.kind == "percent"
+                     and (pool is None or e.source in pool) and e.period is not None]
         first = None
         for now, then in _pairs(r, cells, tied):
             change = now.value - then.value
@@ -186,6 +190,25 @@ def _derive_one(r: Reading, index: EvidenceIndex, pool: Collection[str] | None,
                                                               for p in r.periods):
         return _trailing(r, index, pool, companies, name, label)
     return None
+
+
+def _ratio_cells(index: EvidenceIndex, parts: tuple[str, str], pool: Collection[str] | None,
+                 companies: Sequence[str]) -> list[Evidence]:
+    """A ratio per period computed from its two parts' cells (exact, where the tables'
+    own ratio cells are rounded), as percent-point evidence."""
+    tops = _cells(index, parts[0], pool, companies)
+    bottoms = {(e.entity, e.source, e.period.label if e.period else ""): e
+               for e in _cells(index, parts[1], pool, companies)}
+    out = []
+    for top in tops:
+        key = (top.entity, top.source, top.period.label if top.period else "")
+        bottom = bottoms.get(key)
+        if bottom is not None and bottom.value:
+            ratio = top.value / bottom.value * 100
+            out.append(Evidence(top.source, ratio, abs(ratio), "percent", top.where,
+                                top.fields, top.label, top.period, top.entity, top.table,
+                                top.row, top.column))
+    return out
 
 
 def _amount(value: float, kind: str, points: bool) -> str:
@@ -243,7 +266,10 @@ def claim_value(r: Reading) -> float:
 
 def _cagr(r: Reading, cells: Sequence[Evidence], label: str) -> Derivation | None:
     refs = [*r.base, *r.periods]
-    years = sorted({p.year for p in refs if p.year is not None and p.kind in ("fy", "year")})
+    years = sorted({p.year for p in refs if p.year is not None
+                    and p.kind in ("fy", "year", "calendar")} |
+                   {fiscal_year_of(p.end) for p in refs if p.kind == "date" and p.end
+                    and p.annual})
     if len(years) < 2:
         return None
     start, end = years[0], years[-1]

@@ -98,7 +98,10 @@ def fields_of_label(label: str) -> tuple[tuple[str, ...], str]:
     """The lexicon fields a row label names when the label is just that metric (``Total
     net sales`` is revenue; ``Products`` under "Gross margin" is not a line the lexicon
     has), and the label as a reader reads it."""
-    text = label.split(": ")[-1].strip()
+    section, _, text = label.rpartition(": ")
+    text = text.strip().removesuffix(" (as filed)")
+    if section and not _structural(section):
+        return (), label  # "Greater China: Net sales" is a segment's line
     known = metrics.metric(text.replace(" ", "_").lower())
     if known is not None:
         return (known.field,), reader_label(known.label)
@@ -109,6 +112,20 @@ def fields_of_label(label: str) -> tuple[tuple[str, ...], str]:
         if not rest:
             return tuple(m.field for m in ms), text
     return (), text
+
+
+_STRUCTURE = re.compile(r"^(?:assets|liabilities|current|non-current|noncurrent|total|"
+                        r"operating|other|cash flows?|investing|financing|earnings per share|"
+                        r"shares used|net income|net sales|revenues?|cost of|denominator|"
+                        r"numerator|adjustments|changes in|supplemental|income taxes|"
+                        r"shareholders|stockholders|equity|liabilities and|basic|diluted|"
+                        r"years? ended|three months|six months|nine months)", re.IGNORECASE)
+
+
+def _structural(section: str) -> bool:
+    """Whether a table section is a part of a statement (``Operating expenses``,
+    ``Current assets``, ``Earnings per share``) rather than a segment or a product."""
+    return bool(_STRUCTURE.match(section.strip())) or bool(metrics.metrics_at(section))
 
 
 def table_evidence(source_id: str, table: DataTable, source_entity: str = ""

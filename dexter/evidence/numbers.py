@@ -190,6 +190,8 @@ def glued_to_letters(masked: str, start: int, end: int) -> bool:
     if nxt == "." and nxt2.isalpha() and nxt2.isupper() and end + 2 < len(masked) \
             and masked[end + 2].isalpha():
         return True  # 2330.TW
+    if nxt == "(" and nxt2.isalpha() and masked[end + 2:end + 3] == ")":
+        return True  # 401(k)
     return bool(nxt) and nxt in "'’" and nxt2.isalpha()
 
 

@@ -64,7 +64,11 @@ class PeriodRef:
     """``date``: a year ended (True), a quarter ended (False), a point in time (None)."""
     fiscal: bool = True
     """``quarter``: False when written without "fiscal"/"FY" (``Q3 2025``), so the calendar
-    quarter is meant as much as the fiscal one."""
+    quarter is meant as much as the fiscal one; ``month``: True when the year is a fiscal
+    year ("the December quarter of fiscal 2026")."""
+    calendar: bool = False
+    """``month``: the year is the calendar year the quarter ends in ("the December 2025
+    quarter")."""
 
     def describe(self) -> str:
         """How a reason names the period: ``FY2024``, ``Q3 FY2025``, ``the June quarter``."""
@@ -233,8 +237,11 @@ def _refs(m: re.Match[str]) -> tuple[PeriodRef, ...]:
                           fiscal=fiscal),)
     if g("mq"):
         month = MONTHS[g("mqm").lower()]
-        named = g("mqy") or g("mqy2")
-        return (PeriodRef("month", year=int(named) if named else None, month=month),)
+        if g("mqy"):
+            return (PeriodRef("month", year=int(g("mqy")), month=month, calendar=True),)
+        named = g("mqy2")
+        return (PeriodRef("month", year=int(named) if named else None, month=month,
+                          fiscal=bool(g("mqf"))),)
     if g("fy"):
         return (PeriodRef("fy", year=_year(g("fyy"))),)
     if g("fy2"):
@@ -302,6 +309,8 @@ def fiscal_year_of(end: dt.date) -> int:
 def column_period(header: str) -> RowPeriod | None:
     """The period a text table's column header names (``2024``, ``Years ended|September
     28, 2024``, ``Three Months Ended|June 28, 2025``), or None when it names none."""
+    if _ROW_FY.match(header) or _ROW_Q.match(header) or _ROW_TTM.match(header):
+        return row_period(header)  # a data table's own label: "Q1 2026 (2025-12-27)"
     found = find_periods(header.replace("|", " "))
     if len(found) != 1 or len(found[0].refs) != 1:
         return None
@@ -340,6 +349,11 @@ def compare(ref: PeriodRef, row: RowPeriod) -> bool | None:
         return None
     if ref.kind in ("fy", "year", "calendar") and row.kind == "fy" and row.year is None:
         return None
+    if ref.kind == "date" and ref.end is not None and row.end is None:
+        # a filing's "2024" column and "the year ended September 28, 2024"
+        if row.kind == "fy" and row.year is not None and ref.annual is not False:
+            return fiscal_year_of(ref.end) == row.year
+        return None
     return matches(ref, row)
 
 
@@ -374,7 +388,11 @@ def matches(ref: PeriodRef, row: RowPeriod) -> bool:
         if row.kind != "quarter" or row.end is None:
             return False
         year, month = _month_of(row.end)
-        return month == ref.month and (ref.year is None or ref.year in (year, row.year))
+        if month != ref.month or ref.year is None:
+            return month == ref.month
+        if ref.calendar:
+            return year == ref.year
+        return ref.year == row.year or (not ref.fiscal and ref.year == year)
     if ref.kind == "date" and ref.end is not None and row.end is not None:
         if abs((row.end - ref.end).days) > TOLERANCE_DAYS:
             return False
@@ -394,7 +412,8 @@ def prior(ref: PeriodRef) -> tuple[PeriodRef, ...]:
             (4, ref.year - 1 if ref.year else None)
         return (year_ago, PeriodRef("quarter", year=y, quarter=q, fiscal=ref.fiscal))
     if ref.kind == "month" and ref.month is not None:
-        return (PeriodRef("month", year=ref.year - 1 if ref.year else None, month=ref.month),)
+        return (PeriodRef("month", year=ref.year - 1 if ref.year else None, month=ref.month,
+                          fiscal=ref.fiscal, calendar=ref.calendar),)
     if ref.kind == "date" and ref.end is not None:
         try:
             return (PeriodRef("date", end=ref.end.replace(year=ref.end.year - 1),

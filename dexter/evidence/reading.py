@@ -62,6 +62,8 @@ class Reading:
     """The metric phrase as written (``net sales``)."""
     qualified: bool = False
     """The phrase is qualified (``iPhone revenue``): no line of a statement."""
+    qualifier: str = ""
+    """The words that qualify it (``iPhone``, ``Greater China``, ``automotive``)."""
     periods: tuple[PeriodRef, ...] = ()
     period_text: str = ""
     base: tuple[PeriodRef, ...] = ()
@@ -88,6 +90,7 @@ class Reading:
 # -- phrases ---------------------------------------------------------------------------------
 
 _NEUTRAL = words("""
+negative positive reported underlying headline organic
 the a an its their his her our total overall consolidated reported gaap net annual
 quarterly yearly full-year full year fiscal record combined aggregate company company's
 group firm firm's trailing ttm ltm quarter quarter's year's same comparable latest last
@@ -102,7 +105,7 @@ some both each all also just only still even yet however whose which where when 
 whom into onto across per year-over-year yoy sequential sequentially
 """)
 _BREAK = re.compile(
-    r",\s|;\s|\s[—–]\s|:\s|\s(?:and|while|whereas|but|versus|vs\.?|compared\s+(?:with|to)|"
+    r",\s|;\s|\s[—–]\s|\s(?:and|while|whereas|but|versus|vs\.?|compared\s+(?:with|to)|"
     r"against|although|though|yet|with|which|plus|as\s+well\s+as|after|before|"
     r"up\s+from|down\s+from|from)\s", re.IGNORECASE)
 _BASE_BEFORE = re.compile(
@@ -111,7 +114,8 @@ _BASE_BEFORE = re.compile(
     r"\s+(?:the\s+|a\s+|an\s+)?(?:about\s+|roughly\s+|nearly\s+|approximately\s+)?$",
     re.IGNORECASE)
 _OWN_AFTER = re.compile(
-    r"^[\s,]*(?:\(\s*)?(?:in|for|during|at|as\s+of|of|through|ending|ended|on|by\s+the\s+end"
+    r"^[\s,]*(?:\(\s*)?(?:(?:year[\s-]over[\s-]year|year[\s-]on[\s-]year|yoy|y/y|"
+    r"sequentially|from\s+a\s+year\s+earlier)\s+)?(?:in|for|during|at|as\s+of|of|through|ending|ended|on|by\s+the\s+end"
     r"\s+of|at\s+the\s+end\s+of|in\s+the|for\s+the|during\s+the)?\s*(?:the\s+)?"
     r"(?:(?:full|whole|entire|fiscal)[\s-]+)?(?:year\s+)?$", re.IGNORECASE)
 _BASE_AFTER = re.compile(
@@ -342,6 +346,8 @@ def _table_cells(lines: list[str], offsets: list[int], first: int, stop: int, ca
                  citations: Sequence[Citation]) -> list[_Cell]:
     header = _split_row(lines[first], offsets[first])
     caption_unit = unit_of_label(caption)
+    if not caption_unit.kind and header:
+        caption_unit = unit_of_label(header[0][0])  # "Metric ($B)" states the table's unit
     caption_cites = _ids_in(citations, offsets[max(0, first - 2)], offsets[first]) + (
         _ids_in(citations, offsets[stop], offsets[stop] + len(lines[stop]))
         if stop < len(lines) else ())
@@ -471,12 +477,14 @@ def _read_prose(answer: str, claim: Claim, index: int, unit: tuple[int, int],
     fields: tuple[str, ...] = ()
     metric_text = ""
     qualified = False
+    qualifier = ""
     loss = False
     denominator: tuple[str, ...] = ()
     if mention is not None:
         metric_text = mention.text
         loss = mention.loss
-        qualified = _qualified(answer, mention, claim, start, companies)
+        qualifier = _qualifier(answer, mention, claim, start, companies)
+        qualified = bool(qualifier)
         if not qualified:
             fields = _fields_for(mention.fields, claim, role)
     if role == "share":
@@ -491,13 +499,15 @@ def _read_prose(answer: str, claim: Claim, index: int, unit: tuple[int, int],
     p_lo = bisect.bisect_left(period_starts, start)
     p_hi = bisect.bisect_left(period_starts, end)
     own, base, period_text, is_base = _bind_periods(answer, claim, periods[p_lo:p_hi],
-                                                    mention, c_start, c_end, start, role)
+                                                    mention, c_start, c_end, start, role,
+                                                    unit_claims)
     company, company_text = _bind_company(answer, claim, companies, company_starts, start,
                                           c_end, structure)
     polarity = _polarity(answer, claim, mention, loss, c_start, c_end)
     cited = _cited(answer, claim, citations, citation_starts, start, end)
     return Reading(claim=claim, index=index, cited=cited, fields=fields, metric=metric_text,
-                   qualified=qualified, periods=own, period_text=period_text, base=base,
+                   qualified=qualified, qualifier=qualifier, periods=own,
+                   period_text=period_text, base=base,
                    companies=company, company_text=company_text, polarity=polarity,
                    direction=direction, role=role, denominator=denominator, unit=unit,
                    siblings=siblings, is_base=is_base)
@@ -537,7 +547,8 @@ def _role(answer: str, claim: Claim, unit_start: int, c_start: int, c_end: int
     elif _UP.search(window):
         direction = 1
     if claim.kind == "percent":
-        if _CAGR.search(answer[max(c_start, claim.start - 80):min(c_end, claim.end + 80)]):
+        if _CAGR.search(answer[max(unit_start, claim.start - 80):min(len(answer),
+                                                                      claim.end + 40)]):
             return "cagr", direction
         if _SHARE_BEFORE.search(before) or (_SHARE_AFTER.match(answer, claim.end)
                                             and not direction):
@@ -556,11 +567,17 @@ def _role(answer: str, claim: Claim, unit_start: int, c_start: int, c_end: int
     return "level", direction
 
 
+def _between(claims: Sequence[Claim], start: int, end: int, own: Claim) -> bool:
+    """Whether another figure lies between offsets ``start`` and ``end``."""
+    return any(c is not own and start <= c.start and c.end <= end for c in claims)
+
+
 def _bind_metric(answer: str, claim: Claim, unit_mentions: list[_MetricMention],
                  c_start: int, c_end: int, unit_start: int, unit_claims: list[Claim]
                  ) -> _MetricMention | None:
     before = [m for m in unit_mentions if c_start <= m.start and m.end <= claim.start]
-    after = [m for m in unit_mentions if claim.end <= m.start < c_end]
+    after = [m for m in unit_mentions if claim.end <= m.start < c_end
+             and not _between(unit_claims, claim.end, m.start, claim)]
     if after:
         gap = answer[claim.end:after[0].start]
         gap = re.sub(r"\[[^\]]*\]", " ", gap)
@@ -579,42 +596,48 @@ def _bind_metric(answer: str, claim: Claim, unit_mentions: list[_MetricMention],
     return None
 
 
-def _qualified(answer: str, mention: _MetricMention, claim: Claim, unit_start: int,
-               companies: list[tuple[int, int, str]]) -> bool:
-    """Whether the metric phrase is narrowed by a segment, product or region."""
-    before = answer[max(unit_start, mention.start - 40):mention.start]
-    words = re.findall(r"[\w&'’./-]+", before)
-    if words:
-        word = words[-1]
+def _qualifier(answer: str, mention: _MetricMention, claim: Claim, unit_start: int,
+               companies: list[tuple[int, int, str]]) -> str:
+    """The words that narrow the metric phrase to a segment, product or region ("iPhone
+    revenue", "revenue from Services", "automotive gross margin"), or ''."""
+    before = answer[max(unit_start, mention.start - 48):mention.start]
+    words = [w for w in re.findall(r"[\w&'’./-]+", before) if re.search(r"[A-Za-z]", w)]
+    taken: list[str] = []
+    for word in reversed(words):
         bare = word.lower().rstrip(".,").removesuffix("'s").removesuffix("’s")
-        is_company = any(a <= mention.start - len(before) + before.rfind(word) < b
-                         for a, b, _ in companies)
+        offset = mention.start - len(before) + before.rfind(word)
+        is_company = any(a <= offset < b for a, b, _ in companies)
         possessive = word.endswith(("'s", "’s", "'", "’"))
         period_word = bool(re.fullmatch(r"(?:fy|cy|q[1-4]|h[12]|[1-4]q)?['’]?\d{2,4}"
                                         r"(?:e|a)?|q[1-4]|fy\d{2,4}|\d{1,2}m", bare))
-        if not (is_company or possessive or period_word or bare in _NEUTRAL
-                or bare.isdigit() or "$" in word):
-            return True
-        if word[0].isupper() and not (is_company or possessive or period_word) and \
-                bare not in _NEUTRAL and before.rstrip().endswith(word):
-            return True
+        if is_company or possessive or period_word or bare in _NEUTRAL or "$" in word \
+                or len(taken) >= 3:
+            break
+        if not before.rstrip().endswith(word) and not taken:
+            break
+        taken.insert(0, word.rstrip(".,"))
+    if taken:
+        return " ".join(taken)
     tail_end = claim.start if claim.start > mention.end else min(len(answer), mention.end + 40)
     tail = answer[mention.end:tail_end]
+    stop = re.search(r"(?:US|C|A|HK)?[$€£¥]|(?<![A-Za-z])\d", tail)
+    tail = tail[:stop.start()] if stop else tail  # a qualifier comes before the amount
     found = re.match(r"\s+(?:from|in|of|for|at|within)\s+(?:the\s+|its\s+|our\s+)?"
-                     r"(?P<word>[A-Za-z][\w&'-]*)", tail)
+                     r"(?P<word>[A-Za-z][\w&'-]*(?:\s+[A-Z][\w&'-]*)?)", tail)
     if found is not None:
         word = found.group("word")
         lowered = word.lower()
-        if lowered in ("segment", "segments", "products", "product", "services", "division",
-                       "business", "region", "category"):
-            return True
-        if word[0].isupper() and not re.fullmatch(r"(?:FY|CY|Q[1-4]|H[12])\S*", word) and \
-                lowered not in metrics_months() and not any(
+        if lowered.split()[0] in ("segment", "segments", "products", "product", "services",
+                                  "division", "business", "region", "category"):
+            return word
+        if word[0].isupper() and not re.fullmatch(r"(?:FY|CY|Q[1-4]|H[12]|[1-4]Q)\S*",
+                                                  word.split()[0]) and \
+                lowered.split()[0] not in metrics_months() and not any(
                     a <= mention.end + found.start("word") < b for a, b, _ in companies) and \
-                lowered not in ("fiscal", "the", "calendar", "first", "second", "third",
-                                "fourth", "full", "trailing"):
-            return True
-    return False
+                lowered.split()[0] not in ("fiscal", "the", "calendar", "first", "second",
+                                           "third", "fourth", "full", "trailing"):
+            return word
+    return ""
 
 
 def metrics_months() -> frozenset[str]:
@@ -630,12 +653,14 @@ feb mar apr jun jul aug sep sept oct nov dec
 
 def _bind_periods(answer: str, claim: Claim, unit_periods: list[Mention],
                   mention: _MetricMention | None, c_start: int, c_end: int, unit_start: int,
-                  role: Role) -> tuple[tuple[PeriodRef, ...], tuple[PeriodRef, ...], str, bool]:
+                  role: Role, unit_claims: Sequence[Claim] = ()
+                  ) -> tuple[tuple[PeriodRef, ...], tuple[PeriodRef, ...], str, bool]:
     own: list[Mention] = []
     base: list[Mention] = []
     clean = re.sub(r"\[[^\]]*\]", lambda m: " " * len(m.group()), answer)
     for p in unit_periods:
-        if p.start >= claim.end and p.start - claim.end <= 48:
+        if p.start >= claim.end and p.start - claim.end <= 48 and \
+                not _between(unit_claims, claim.end, p.start, claim):
             gap = clean[claim.end:p.start]
             if _OWN_AFTER.match(gap):
                 own.append(p)
@@ -650,7 +675,8 @@ def _bind_periods(answer: str, claim: Claim, unit_periods: list[Mention],
                                 r"total\s+|net\s+|reported\s+|gaap\s+)?\s*", gap, re.IGNORECASE):
                     own.append(p)
             elif mention.end <= p.start and p.end <= claim.start and \
-                    not _BASE_BEFORE.search(clean[mention.end:p.start]):
+                    not _BASE_BEFORE.search(clean[mention.end:p.start]) and \
+                    not _between(unit_claims, mention.end, claim.start, claim):
                 own.append(p)
     if not own:
         for p in unit_periods:
@@ -663,8 +689,12 @@ def _bind_periods(answer: str, claim: Claim, unit_periods: list[Mention],
                 own.append(p)
     if not own:
         in_clause = [p for p in unit_periods if c_start <= p.start and p.end <= c_end
-                     and not _BASE_BEFORE.search(clean[max(c_start, p.start - 30):p.start])]
+                     and (role == "cagr" or not _BASE_BEFORE.search(
+                         clean[max(c_start, p.start - 30):p.start]))]
         own = in_clause
+    if role == "cagr":
+        # "from FY2021 to FY2025": a compound rate spans every period its sentence names
+        own = [p for p in unit_periods if p not in own] + own
     if not base and role in ("growth", "difference", "cagr"):
         for p in unit_periods:
             if p.start >= claim.end and _BASE_BEFORE.search(clean[max(claim.end, p.start - 40):
@@ -726,8 +756,8 @@ def _polarity(answer: str, claim: Claim, mention: _MetricMention | None, loss: b
         return -1
     if loss:
         return -1
-    start = mention.start if mention is not None and c_start <= mention.start < claim.start \
-        else max(c_start, claim.start - 30)
+    start = max(c_start, mention.start - 30) if mention is not None and \
+        c_start <= mention.start < claim.start else max(c_start, claim.start - 30)
     window = answer[start:claim.start] + " " + answer[claim.end:min(c_end, claim.end + 30)]
     if mention is not None and mention.start >= start:
         window = window.replace(mention.text, " ")

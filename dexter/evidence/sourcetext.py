@@ -206,7 +206,8 @@ class _Table:
         labels = [original[a:b].strip() for a, b in spans]
         if any("-" in c for c in cells) and all(set(c) <= set("-: ") for c in cells):
             return []  # a markdown separator row
-        if not any(_has_value(c) for c in cells):
+        if not any(_has_value(c) for c in cells[1:]) and not (
+                cells[0] and _has_value(cells[0]) and not re.search(r"[A-Za-z]{2,}", cells[0])):
             named = [c for c in labels if c]
             found = _table_unit(original)
             if found is not None:
@@ -220,8 +221,10 @@ class _Table:
             return []
         self.seen_data = True
         scale, per_share_exempt, share_scale = self.unit
-        label = labels[0] if not _has_value(cells[0]) else ""
+        label = labels[0] if re.search(r"[A-Za-z]{2,}", cells[0]) or not _has_value(cells[0]) \
+            else ""
         values = cells[1:] if label or not cells[0] else cells
+        shown_cells = labels[1:] if label or not cells[0] else labels
         row_label = f"{self.section}: {label}" if self.section and label else \
             label or self.section
         row_scale = scale
@@ -243,6 +246,9 @@ class _Table:
             following = values[i + 1] if i + 1 < len(values) else ""
             column = heads[position] if heads else ""
             position += 1
+            if shown_cells[i].startswith("{"):
+                out.extend(_json_cell(shown_cells[i], column))
+                continue
             percent = row_percent or following == "%" or bool(
                 column and _PERCENT_HEADER.match(column.split("|")[-1]))
             for q in _line_quantities(cell, row_scale, percent=percent):
@@ -265,6 +271,31 @@ class _Table:
         if self.caption and not _YEAR_CELL.match(heads[0]):
             return [f"{self.caption}|{h}" for h in heads]
         return heads
+
+
+_AS_FILED = re.compile(r"as filed:\s*(-?[\d,]*\.?\d+)")
+
+
+def _json_cell(text: str, column: str) -> list[Quantity]:
+    """A cell holding a JSON object of notes per field (``{"earnings_per_share": "...; as
+    filed: 4.9"}``): each note's value as filed, as a number of that field."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return []
+    out: list[Quantity] = []
+    if not isinstance(data, dict):
+        return out
+    for key, note in data.items():
+        found = _AS_FILED.search(note) if isinstance(note, str) else None
+        if found is None:
+            continue
+        raw = found.group(1).replace(",", "")
+        value = float(raw)
+        decimals = len(raw.split(".")[1]) if "." in raw else 0
+        out.append(Quantity(value, abs(value), 1.0, 0.5 * 10.0 ** -decimals, False,
+                            f"{key} (as filed)", column.replace("|", " ").strip()))
+    return out
 
 
 def _column_heads(headers: list[str], row_cells: int, shown: int) -> list[str]:

@@ -238,9 +238,11 @@ class _Checker:
                 return self._figure(r, verdict, cited, claimed)
             outside = self._evaluate(r, candidates, None, tied)
             if outside.status not in FAILED:
-                where = _describe(outside.evidence, r) if outside.evidence is not None else ""
-                reason = (f"{r.claim.text} is {where + ' ' if where else ''}in "
-                          f"[{outside.source}], not in the cited {_ids(cited)}")
+                found = outside.source or (outside.evidence.source if outside.evidence else "")
+                where = _describe(outside.evidence, r) if outside.evidence is not None and \
+                    outside.evidence.where != "text" else ""
+                reason = (f"{r.claim.text} is {where + ' ' if where else ''}in [{found}], "
+                          f"not in the cited {_ids(cited)}")
                 return self._figure(r, _Verdict("miscited", reason, outside.evidence,
                                                 outside.source), cited, claimed)
             if verdict.status == "misattributed":
@@ -296,8 +298,18 @@ class _Checker:
         change = r.role in ("growth", "cagr", "difference", "share")
         calcs = [e for e in candidates if e.where == "calc"]
         structured = [e for e in candidates if e.where in ("table", "row")]
+        tabled = {e.source for e in structured if e.where == "table"}
+        # a source's own data table says more than the same numbers in its text
+        structured = [e for e in structured if e.where == "table" or e.source not in tabled]
         if change:
             structured = [e for e in structured if _is_change_cell(e, r)]
+        if r.qualifier:
+            # "Mac net sales": the rows that name Mac, when some do
+            words = r.qualifier.lower().split()
+            named = [e for e in structured
+                     if all(w in f"{e.row} {e.label}".lower() for w in words)]
+            if named:
+                structured = named
         with_cells = {e.source for e in structured}
         texts = [e for e in candidates if e.where == "text" and e.source not in with_cells]
         judged = [(e, self._agreement(r, e)) for e in structured]
@@ -330,8 +342,11 @@ class _Checker:
             return _Verdict("misattributed", f"{claim.text} is {_describe(e, r)} "
                             f"[{e.source}], not {problem}", e)
         if contradiction is not None:
+            # a table says the named line and period is another value: the figure is
+            # another line's number if the text has it, else a number of no source
             e, what = contradiction
-            return _Verdict("misattributed", f"{what} is {_value_text(e, claim)} [{e.source}], "
+            status: FigureStatus = "misattributed" if texts else "unsupported"
+            return _Verdict(status, f"{what} is {_value_text(e, claim)} [{e.source}], "
                             f"not {claim.text}", e)
         if texts:
             return self._occurrence(r, texts[0], precise)
@@ -377,8 +392,8 @@ class _Checker:
     def _contradiction(self, r: Reading) -> tuple[Evidence, str] | None:
         """A table cell of the very line, period and company the words name, holding
         another value."""
-        if not r.fields or not r.periods or r.qualified:
-            return None
+        if not r.fields or not r.periods or r.qualified or r.claim.bare:
+            return None  # a bare number states no unit to compare with a table's
         claim = r.claim
         found: list[Evidence] = []
         for name in r.fields:
