@@ -122,8 +122,8 @@ _BASE_AFTER = re.compile(
     r"^[\s,]*(?:year[\s-]over[\s-]year\s+|yoy\s+|y/y\s+)?(?:from|than|versus|vs\.?|compared\s+"
     r"(?:with|to)|against|over|relative\s+to|since)\s+(?:the\s+|a\s+)?(?:fiscal\s+)?(?:year\s+)?$",
     re.IGNORECASE)
-_LEADING = re.compile(r"(?:^|[.;:]\s+|\n)\s*(?:[-*•]\s*)?(?:in|for|during|over|throughout|"
-                      r"as\s+of|at\s+the\s+end\s+of|by\s+the\s+end\s+of|through)?\s*(?:the\s+)?$",
+_LEADING = re.compile(r"^\s*(?:[-*•#]+\s*)?(?:in|for|during|over|throughout|as\s+of|"
+                      r"at\s+the\s+end\s+of|by\s+the\s+end\s+of|through)\s+(?:the\s+)?$",
                       re.IGNORECASE)
 _LOSS = re.compile(r"\b(?:loss|losses|deficit|negative|outflows?|burn(?:ed|t|s)?|burning|used|"
                    r"shortfall|lost|lose|cash\s+burn|net\s+use)\b", re.IGNORECASE)
@@ -667,6 +667,11 @@ def _bind_periods(answer: str, claim: Claim, unit_periods: list[Mention],
                 break
             if _BASE_AFTER.match(gap):
                 base.append(p)
+    if not own:
+        for p in unit_periods:
+            if p.end <= claim.start and re.fullmatch(r"(?:['’]s)?\s*[:=]?\s*(?:of\s+)?",
+                                                     clean[p.end:claim.start]):
+                own.append(p)
     if not own and mention is not None:
         for p in unit_periods:
             if p.end <= mention.start and mention.start - p.end <= 24:
@@ -679,13 +684,12 @@ def _bind_periods(answer: str, claim: Claim, unit_periods: list[Mention],
                     not _between(unit_claims, mention.end, claim.start, claim):
                 own.append(p)
     if not own:
+        # a period leading the sentence ("In fiscal 2024, ...", "FY2024 revenue ...")
         for p in unit_periods:
-            if (p.end <= claim.start and _LEADING.search(clean[max(unit_start - 1, 0) if
-                                                             unit_start else 0:p.start]
-                                                       [-40:] if p.start > unit_start else "")) or p.start == unit_start or (p.end <= claim.start and re.search(
-                    r"(?:^|[.;:]\s+|\n)\s*(?:[-*•#]+\s*)?(?:in|for|during|over|throughout|as\s+of|"
-                    r"at\s+the\s+end\s+of)\s+(?:the\s+)?$",
-                    answer[unit_start:p.start], re.IGNORECASE)):
+            if p.end > claim.start:
+                continue
+            lead = clean[unit_start:p.start]
+            if not lead.strip(" -*•#\n") or _LEADING.search(lead):
                 own.append(p)
     if not own:
         in_clause = [p for p in unit_periods if c_start <= p.start and p.end <= c_end
@@ -700,7 +704,7 @@ def _bind_periods(answer: str, claim: Claim, unit_periods: list[Mention],
             if p.start >= claim.end and _BASE_BEFORE.search(clean[max(claim.end, p.start - 40):
                                                                   p.start]):
                 base.append(p)
-    before = clean[max(c_start, claim.start - 40):claim.start]
+    before = clean[max(unit_start, claim.start - 40):claim.start]
     is_base = role == "level" and bool(_BASE_BEFORE.search(before))
     if is_base:
         # "up from $383.3 billion in FY2023": only a period right after it is its own
@@ -798,6 +802,13 @@ def _read_cell(answer: str, claim: Claim, index: int, cell: _Cell, unit: tuple[i
     qualified = False
     role: Role = "level"
     direction = 0
+    header_low = f"{cell.header} {cell.row}".lower()
+    if claim.kind == "percent" and re.search(r"growth|change|yoy|y/y|vs\.?|increase|"
+                                             r"decrease|chg|\bδ", header_low):
+        role = "cagr" if "cagr" in header_low else "growth"
+    elif claim.kind in ("money", "number") and re.search(r"\bchange\b|\bdiff|\bδ|\bchg\b|"
+                                                          r"increase|decrease", header_low):
+        role = "difference"
     for text, found in ((cell.row, label_metrics), (cell.header, head_metrics)):
         if found:
             a, b, ms = found[0]
@@ -809,16 +820,6 @@ def _read_cell(answer: str, claim: Claim, index: int, cell: _Cell, unit: tuple[i
             if not qualified:
                 fields = _fields_for(tuple(m.field for m in ms), claim, role)
             break
-    header_low = f"{cell.header} {cell.row}".lower()
-    if claim.kind == "percent" and re.search(r"growth|change|yoy|y/y|vs\.?|increase|"
-                                             r"decrease|chg|\bδ", header_low):
-        role = "growth"
-        if "cagr" in header_low:
-            role = "cagr"
-        fields = tuple(f for f in fields if f) or fields
-    elif claim.kind in ("money", "number") and re.search(r"\bchange\b|\bdiff|\bδ|\bchg\b|"
-                                                          r"increase|decrease", header_low):
-        role = "difference"
     periods_text = ""
     refs: tuple[PeriodRef, ...] = ()
     for text in (cell.header, cell.row, cell.caption):

@@ -49,6 +49,8 @@ FAILED: frozenset[str] = frozenset({"unsupported", "misattributed", "miscited"})
 """The statuses that are marked ⚠ and named in the repair note."""
 CONSTANTS = frozenset({100.0, 1_000.0, 1e6, 1e9, 1e12, 365.0, 360.0, 52.0, 12.0, 4.0, 1.0})
 """Numbers a calculation may use without a source (percent, scale, days, weeks, months)."""
+LIMIT = 400
+"""Candidates looked at per figure (more only for the line the figure names)."""
 LOW_PRECISION = 2
 """Figures of at most this many significant digits are easy to find by chance."""
 _CALC_SCALES = tuple(10.0 ** (3 * k) for k in (0, 1, 2, 3, 4, -1, -2, -3, -4))
@@ -226,7 +228,7 @@ class _Checker:
                    "period": r.periods[0].describe() if r.periods else "",
                    "company": r.companies[0] if r.companies else ""}
         cited = tuple(i for i in r.cited if self.ledger.get(i) is not None)
-        candidates = self._candidates(r.claim)
+        candidates = self._candidates(r.claim, r.fields)
         tied = [f.evidence for f in done if f.evidence is not None and not f.failed
                 and f.claim.start in {readings[i].claim.start for i in r.siblings}
                 and f.evidence.where in ("table", "row")]
@@ -272,12 +274,20 @@ class _Checker:
                 ids.add(calc.id)
         return ids
 
-    def _candidates(self, claim: Claim) -> list[Evidence]:
+    def _candidates(self, claim: Claim, fields: Sequence[str] = ()) -> list[Evidence]:
         """Every number of a data source (and of a grounded calculation) the claim's value
         matches in absolute units."""
         tolerance = claim.tolerance * (1 + 1e-9) + 1e-12
-        found = [e for e in self.index.around(claim.value - tolerance, claim.value + tolerance)
-                 if _compatible(claim, e)]
+        low, high = claim.value - tolerance, claim.value + tolerance
+        near = self.index.around(low, high, LIMIT)
+        found = [e for e in near if _compatible(claim, e)]
+        if len(near) >= LIMIT:
+            # a figure of low precision matches many numbers: make sure the cells of the
+            # line it names are among them
+            seen = {id(e) for e in found}
+            found.extend(e for name in fields for e in self.index.by_field.get(name, ())
+                         if low <= e.magnitude <= high and id(e) not in seen
+                         and _compatible(claim, e))
         if claim.bare:
             found.extend(e for e in self.index.written_around(claim.written - claim.tolerance,
                                                               claim.written + claim.tolerance)
@@ -507,6 +517,9 @@ def _describe(e: Evidence | None, r: Reading) -> str:
 
 def _value_text(e: Evidence, claim: Claim) -> str:
     value = abs(e.value)
+    m = metrics.metric(e.fields[0]) if e.fields else None
+    if m is not None and m.sign == "outflow":
+        e = Evidence(e.source, value, value, e.kind, e.where)  # a payment, as writers say it
     if e.kind == "percent":
         return f"{e.value:.1f}%"
     for scale, word in ((1e12, "trillion"), (1e9, "billion"), (1e6, "million")):
