@@ -67,6 +67,14 @@ def _latest(cells: Sequence[Evidence]) -> list[PeriodRef]:
     return out
 
 
+def _earlier(then: RowPeriod, now: RowPeriod) -> bool:
+    """Whether ``then`` is a period before ``now``."""
+    if then.end is not None and now.end is not None:
+        return then.end < now.end
+    key = (then.year or 0, then.quarter or 0)
+    return key < (now.year or 0, now.quarter or 0) and then.label != now.label
+
+
 def _signed(r: Reading) -> float:
     negative = r.claim.negative or r.direction < 0
     return -r.claim.value if negative else r.claim.value
@@ -105,7 +113,7 @@ def _pairs(r: Reading, cells: Sequence[Evidence], tied: Sequence[Evidence]
                 for then in _at(cells, base_ref):
                     if then.entity == now.entity and then.period is not None and \
                             now.period is not None and then.period.kind == now.period.kind \
-                            and then is not now:
+                            and _earlier(then.period, now.period):
                         out.append((now, then))
     return out
 

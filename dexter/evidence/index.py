@@ -23,7 +23,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Literal
 
 from dexter import metrics
-from dexter.evidence.periods import RowPeriod, column_period, row_period
+from dexter.evidence.periods import Calendar, RowPeriod, column_period, row_period
 from dexter.evidence.tables import DataTable
 
 if TYPE_CHECKING:
@@ -166,10 +166,11 @@ def source_evidence(source: Source) -> list[Evidence]:
     out: list[Evidence] = []
     for table in source.tables:
         out.extend(table_evidence(source.id, table, source.entity))
+    calendar = Calendar.parse(source.fiscal_year_end)
     for q in source.quantities:
         if q.row:
             fields, label = fields_of_label(q.row)
-            period = column_period(q.column) if q.column else None
+            period = column_period(q.column, calendar) if q.column else None
             kind: EvidenceKind = "percent" if q.percent else "number"
             out.append(Evidence(source.id, q.value, q.written, kind, "row", fields, label,
                                 period, source.entity, "", q.row, q.column, q.tolerance,

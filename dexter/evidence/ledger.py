@@ -24,6 +24,7 @@ from typing import Any, Literal, get_args
 
 from dexter.evidence.index import EvidenceIndex, source_evidence
 from dexter.evidence.numbers import Claim, Kind, extract_claims
+from dexter.evidence.periods import calendar_in
 from dexter.evidence.sourcetext import Quantity, source_quantities
 from dexter.evidence.tables import DataTable, table_from_dict, table_to_dict
 
@@ -54,6 +55,8 @@ class Source:
     """The numbers its text holds, with sign, stated scale and table row."""
     entity: str = ""
     """The company it is about (a ticker), when it is about one."""
+    fiscal_year_end: str = ""
+    """``MMDD``: the fiscal year end its text or its tables state ('' when none)."""
     inputs: tuple[Claim, ...] = field(default=(), repr=False)
     """For a calculation: the figures its expression used."""
     tables: tuple[DataTable, ...] = field(default=(), repr=False)
@@ -133,6 +136,7 @@ class SourceLedger:
             accession=accession_of(links, content),
             numbers=tuple(sorted(abs(q.value) for q in quantities)),
             quantities=quantities, entity=entity_of(args, held, content),
+            fiscal_year_end=fiscal_year_end_of(held, content) if kind == "data" else "",
             inputs=tuple(extract_claims(expression)) if expression else (),
             tables=held,
         )
@@ -160,6 +164,7 @@ def source_to_dict(source: Source) -> dict[str, Any]:
         "quantities": [[q.value, q.written, q.scale, q.tolerance, q.percent, q.row, q.column]
                        for q in source.quantities],
         **({"entity": source.entity} if source.entity else {}),
+        **({"fiscal_year_end": source.fiscal_year_end} if source.fiscal_year_end else {}),
         "inputs": [dataclasses.asdict(claim) for claim in source.inputs],
         **({"tables": [table_to_dict(t) for t in source.tables]} if source.tables else {}),
     }
@@ -203,6 +208,7 @@ def source_from_dict(data: Any) -> Source:
                       kind=kind, fetched_at=str(data.get("fetched_at", "")),
                       accession=str(data.get("accession", "")), numbers=tuple(numbers),
                       quantities=quantities, entity=str(data.get("entity", "") or ""),
+                      fiscal_year_end=str(data.get("fiscal_year_end", "") or ""),
                       inputs=inputs, tables=tuple(table_from_dict(t) for t in tables))
     except (KeyError, TypeError, IndexError) as exc:
         raise ValueError(f"a source is missing or has a wrong field ({exc})") from None
@@ -232,6 +238,17 @@ def entity_of(args: Mapping[str, Any], tables: Iterable[DataTable], content: str
         return ""
     found = {next(g for g in m.groups() if g) for m in _TICKER_IN_TEXT.finditer(content[:200_000])}
     return found.pop() if len(found) == 1 else ""
+
+
+def fiscal_year_end_of(tables: Iterable[DataTable], content: str) -> str:
+    """``MMDD`` of the fiscal year end a source states: its annual rows' end date, or the
+    "fiscal year ended ..." its text names; '' when neither."""
+    for table in tables:
+        for label, date in zip(table.index, table.dates, strict=False):
+            if label.startswith("FY") and len(date) == 10:
+                return f"{date[5:7]}{date[8:10]}"
+    found = calendar_in(content)
+    return found.text() if found is not None else ""
 
 
 def _result_numbers(content: str) -> list[float]:

@@ -244,7 +244,9 @@ def _claim_at(masked: str, match: re.Match[str], original: str) -> Claim | None:
         kind = "percent"
     elif unit in ("bps", "basis points", "basis point", "bp"):
         kind, value, scale = "percent", value / 100, 1.0
-        decimals += 2
+        # basis points are rounded to tens as often as not: "210 bps" is 2.05-2.15 points
+        zeros = len(raw) - len(raw.rstrip("0")) if decimals == 0 and value else 0
+        decimals += 2 - min(zeros, 1)
     elif unit in ("x", "×", "times"):
         kind = "multiple"
     elif currency:

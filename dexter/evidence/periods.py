@@ -300,15 +300,90 @@ def _month_of(end: dt.date) -> tuple[int, int]:
     return shifted.year, shifted.month
 
 
+@dataclass(frozen=True, slots=True)
+class Calendar:
+    """A company's fiscal year end (month and day), for naming a period known only by its
+    end date: "Three Months Ended March 3, 2023" is Adobe's Q1 FY2023."""
+
+    month: int
+    day: int
+
+    def year_end(self, year: int) -> dt.date:
+        """The nominal fiscal year end in calendar ``year``."""
+        return dt.date(year, self.month, min(self.day, 28 if self.month == 2 else 30
+                                              if self.month in (4, 6, 9, 11) else 31))
+
+    def fiscal_year(self, end: dt.date) -> int:
+        """The fiscal year a period ending on ``end`` belongs to (named by the calendar year
+        the fiscal year ends in; one ending in the first week of January is the year
+        before's)."""
+        year = end.year
+        while self.year_end(year) + dt.timedelta(days=TOLERANCE_DAYS) < end:
+            year += 1
+        while self.year_end(year - 1) + dt.timedelta(days=TOLERANCE_DAYS) >= end:
+            year -= 1
+        close = self.year_end(year)
+        return year - 1 if close.month == 1 and close.day <= TOLERANCE_DAYS else year
+
+    def quarter(self, end: dt.date) -> int:
+        """1-4: the fiscal quarter a quarter ending on ``end`` is."""
+        year = end.year
+        while self.year_end(year) + dt.timedelta(days=TOLERANCE_DAYS) < end:
+            year += 1
+        while self.year_end(year - 1) + dt.timedelta(days=TOLERANCE_DAYS) >= end:
+            year -= 1
+        months = (end - self.year_end(year - 1)).days / 30.44
+        return max(1, min(4, round(months / 3)))
+
+    def text(self) -> str:
+        """``MMDD``, as the SEC's ``fiscalYearEnd`` writes it."""
+        return f"{self.month:02d}{self.day:02d}"
+
+    @classmethod
+    def parse(cls, text: str) -> Calendar | None:
+        """From ``MMDD``; None when it is not one."""
+        if len(text) != 4 or not text.isdigit():
+            return None
+        month, day = int(text[:2]), int(text[2:])
+        return cls(month, day) if 1 <= month <= 12 and 1 <= day <= 31 else None
+
+
+_FISCAL_END = re.compile(rf"(?<!quarter )(?<!quarter of )fiscal\s+(?:year\s+)?(?:(?P<y>{_YEAR4})\s+)?(?:ended|ending)\s+"
+                         rf"(?:on\s+)?(?P<date>{_DATE})", re.IGNORECASE)
+_QUARTER_END = re.compile(rf"(?P<q>first|second|third|fourth)\s+quarter\s+(?:of\s+)?fiscal\s+"
+                          rf"(?:year\s+)?(?P<y>{_YEAR4})\s+(?:ended|ending)\s+(?P<date>{_DATE})",
+                          re.IGNORECASE)
+
+
+def calendar_in(text: str) -> Calendar | None:
+    """The fiscal year end a filing or a release states ("for the fiscal year ended
+    September 28, 2024"; "first quarter fiscal year 2023 ended March 3, 2023"), or None."""
+    head = text[:400_000]
+    found = _FISCAL_END.search(head)
+    if found is not None:
+        end = _date(found.group("date"))
+        if end is not None:
+            return Calendar(end.month, end.day)
+    found = _QUARTER_END.search(head)
+    if found is not None:
+        end = _date(found.group("date"))
+        if end is not None:
+            back = (4 - _ORDINALS[found.group("q").lower()]) * 91
+            year_end = end + dt.timedelta(days=back)
+            return Calendar(year_end.month, year_end.day)
+    return None
+
+
 def fiscal_year_of(end: dt.date) -> int:
     """The fiscal year a year ending on ``end`` is named for (the calendar year it ends in;
     a year ending in the first week of January belongs to the year before)."""
     return end.year - 1 if end.month == 1 and end.day <= TOLERANCE_DAYS else end.year
 
 
-def column_period(header: str) -> RowPeriod | None:
+def column_period(header: str, calendar: Calendar | None = None) -> RowPeriod | None:
     """The period a text table's column header names (``2024``, ``Years ended|September
-    28, 2024``, ``Three Months Ended|June 28, 2025``), or None when it names none."""
+    28, 2024``, ``Three Months Ended|June 28, 2025``), or None when it names none; with the
+    source's ``calendar`` a quarter known by its end date gets its fiscal number."""
     if _ROW_FY.match(header) or _ROW_Q.match(header) or _ROW_TTM.match(header):
         return row_period(header)  # a data table's own label: "Q1 2026 (2025-12-27)"
     found = find_periods(header.replace("|", " "))
@@ -321,9 +396,12 @@ def column_period(header: str) -> RowPeriod | None:
         return RowPeriod("quarter", ref.year, ref.quarter, None, ref.describe())
     if ref.kind == "date" and ref.end is not None:
         if ref.annual is True:
-            year = fiscal_year_of(ref.end)
+            year = calendar.fiscal_year(ref.end) if calendar else fiscal_year_of(ref.end)
             return RowPeriod("fy", year, None, ref.end, f"FY{year}")
         if ref.annual is False:
+            if calendar is not None:
+                year, quarter = calendar.fiscal_year(ref.end), calendar.quarter(ref.end)
+                return RowPeriod("quarter", year, quarter, ref.end, f"Q{quarter} FY{year}")
             return RowPeriod("quarter", None, None, ref.end, ref.describe())
         return RowPeriod("instant", None, None, ref.end, ref.describe())
     if ref.kind == "partial":

@@ -90,7 +90,10 @@ class Reading:
 # -- phrases ---------------------------------------------------------------------------------
 
 _NEUTRAL = words("""
-negative positive reported underlying headline organic
+negative positive reported underlying headline organic up down totaling reaching
+representing represents represented marking marks which increase decrease decline rise
+gain drop jump change growth surge fall nearly just over more less than roughly around
+approximately about some or respectively still again once
 the a an its their his her our total overall consolidated reported gaap net annual
 quarterly yearly full-year full year fiscal record combined aggregate company company's
 group firm firm's trailing ttm ltm quarter quarter's year's same comparable latest last
@@ -589,11 +592,22 @@ def _bind_metric(answer: str, claim: Claim, unit_mentions: list[_MetricMention],
     if after and len(answer[claim.end:after[0].start].split()) <= 4:
         return after[0]
     earlier = [m for m in unit_mentions if m.end <= claim.start]
-    if earlier:
-        # the sentence's last metric, unless another figure already took it and this one
-        # is of another kind (a percentage after an amount is its growth, not its level)
+    if earlier and _bare_clause(answer[c_start:claim.start]):
+        # "..., and $383.3B in FY2023": the sentence's last metric, unless the clause names
+        # something of its own ("with a tax rate of 21.5%")
         return earlier[-1]
     return None
+
+
+def _bare_clause(text: str) -> bool:
+    """Whether a clause's words before its figure name nothing of their own."""
+    for word in re.findall(r"[A-Za-z][\w&'’-]*", text):
+        lowered = word.lower().removesuffix("'s").removesuffix("’s")
+        if lowered in _NEUTRAL or re.fullmatch(r"(?:fy|cy|q[1-4]|h[12])\w*", lowered) or \
+                lowered in _MONTHS or _UP.fullmatch(lowered) or _DOWN.fullmatch(lowered):
+            continue
+        return False
+    return True
 
 
 def _qualifier(answer: str, mention: _MetricMention, claim: Claim, unit_start: int,

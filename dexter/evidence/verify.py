@@ -396,7 +396,8 @@ class _Checker:
             if verdicts and all(v is False for v in verdicts):
                 return r.period_text or r.periods[0].describe()
         if r.companies and e.entity and e.entity not in r.companies:
-            return r.company_text or r.companies[0]
+            named = r.company_text or r.companies[0]
+            return named if named.endswith(("'s", "’s")) else f"{named}'s"
         return _sign_problem(r, e)
 
     def _contradiction(self, r: Reading) -> tuple[Evidence, str] | None:
@@ -495,6 +496,14 @@ def _sign_problem(r: Reading, e: Evidence) -> str | None:
     return None
 
 
+def _row_name(e: Evidence) -> str:
+    """A filing table row's name as a reason says it: the row's label, with its section
+    only when the label alone names no line ("Gross margin: Products")."""
+    if e.fields and ": " in e.row:
+        return e.row.rpartition(": ")[2]
+    return e.row
+
+
 def _describe(e: Evidence | None, r: Reading) -> str:
     """What a cell is, as a reason says it: ``FY2024 revenue``, ``Tesla's (TSLA) FY2024
     revenue``, ``an operating loss in FY2018``."""
@@ -503,7 +512,7 @@ def _describe(e: Evidence | None, r: Reading) -> str:
     if e.where == "text":
         return "a number in the text"
     period = e.period.label if e.period is not None else e.column
-    label = e.label or e.row
+    label = e.label if e.where == "table" else (_row_name(e) if e.fields else e.row) or e.label
     company = f"{e.entity}'s " if e.entity and r.companies and e.entity not in r.companies \
         else ""
     if e.fields and e.value < 0:
@@ -535,7 +544,7 @@ def _supported_reason(e: Evidence, r: Reading) -> str:
         return f"{period}{e.label}{company} in [{e.source}]"
     if e.where == "row":
         column = f", {e.column}" if e.column else ""
-        return f"{e.row}{column} in [{e.source}]"
+        return f"{_row_name(e)}{column} in [{e.source}]"
     return f"in [{e.source}]"
 
 
