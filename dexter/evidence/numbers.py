@@ -28,6 +28,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from dexter.metrics import metrics_at
+
 Kind = Literal["money", "percent", "multiple", "number"]
 
 CORE = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|\.\d+")
@@ -35,7 +37,7 @@ SCALE_WORDS = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12
 SCALE_SHORT = {"k": 1e3, "m": 1e6, "mm": 1e6, "mn": 1e6, "mln": 1e6, "b": 1e9, "bn": 1e9,
                "bln": 1e9, "t": 1e12, "tn": 1e12}
 AFTER = re.compile(
-    r"(?P<close>\))?(?P<glued>(?:mm|mn|mln|bn|bln|tn|[kmbt])(?![a-z]))?"
+    r"(?P<close>\))?(?P<glued>(?:mm|mn|mln|bn|bln|tn|[kmbt])(?![a-z0-9]))?"
     r"(?:\s?(?P<word>thousand|million|billion|trillion)s?\b|\s(?P<short>bn|mn|mln|bln|tn|mm)\b)?"
     r"(?P<close2>\))?"
     r"(?:\s?(?P<unit>%|percent\b|per\s?cent\b|percentage\s+points?\b|pp\b|ppts?\b|pts\b|"
@@ -64,6 +66,8 @@ _OPEN_PAREN = re.compile(r"\(\s?(?:US\$|\$|€|£|¥)?\s?$")
 _LEAD = re.compile(r"(?:[-−–]\s?)?(?:US\$|C\$|A\$|HK\$|\$|€|£|¥|USD|EUR|GBP|JPY|CNY|RMB|INR)"
                    r"\s?[(]?\s?$|[(]$|[-−]$", re.IGNORECASE)
 _WORD_BEFORE = re.compile(r"([A-Za-z][\w&.+'’]*)[ \u00a0]$")
+_THE_BEFORE = re.compile(r"\b[Tt]he[ \u00a0]$")
+_NAME_AFTER = re.compile(r"[ \u00a0][A-Z][A-Za-z]")
 
 # Masked before reading numbers: the numbers inside these are never figures.
 _FRAMING = re.compile(
@@ -236,8 +240,13 @@ def _claim_at(masked: str, match: re.Match[str], original: str) -> Claim | None:
     if bare and _LIST_NUMBER.search(masked[max(0, start - 8):start]) and \
             _LIST_AFTER.match(masked, end):
         return None  # list numbering
-    if bare and decimals and _version_before(masked, start):
-        return None  # iOS 18.1, version 2.5
+    if bare and decimals and (_version_before(masked, start) or _names_something(masked, start)):
+        return None  # iOS 18.1, version 2.5, Gemini 1.5
+    if bare and "," not in raw and not decimals and _THE_BEFORE.search(masked, 0, start) and \
+            _NAME_AFTER.match(masked, end):
+        return None  # the 737 MAX, the 787 Dreamliner
+    if unit == "x" and masked[end:end + 1] == "X" and not decimals and value >= 100:
+        return None  # the 777X
     kind: Kind = "number"
     if unit in ("%", "percent", "per cent", "percentcent") or unit.startswith(
             ("percentage", "pp", "pt")):
@@ -283,7 +292,9 @@ def _names_something(masked: str, start: int) -> bool:
     word = found.group(1).rstrip(".'’")
     if not any(ch.isupper() for ch in word):
         return word.lower() in _VERSION_WORDS
-    return word.lower() not in _LEAD_WORDS
+    if word.lower() in _LEAD_WORDS:
+        return False
+    return not metrics_at(word)  # "EPS 6.08" is a figure
 
 
 def _version_before(masked: str, start: int) -> bool:
