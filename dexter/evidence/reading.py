@@ -144,8 +144,8 @@ _DOWN = re.compile(r"\b(?:fell|fall|falls|falling|declined?|declines|declining|d
 _CHANGE_WORDS = re.compile(r"\b(?:growth|change|changed|yoy|y/y|year[\s-]over[\s-]year|"
                            r"year[\s-]on[\s-]year|sequential(?:ly)?|q/q|qoq|"
                            r"quarter[\s-]over[\s-]quarter)\b", re.IGNORECASE)
-_CAGR = re.compile(r"\b(?:cagr|compound(?:ed)?\s+annual(?:\s+growth)?(?:\s+rate)?|"
-                   r"annuali[sz]ed\s+growth)\b", re.IGNORECASE)
+_CAGR = re.compile(r"\b(?:cagr|compound\w*|annuali[sz]ed|(?:a|per)\s+year\b(?!\s+earlier)|"
+                   r"annually|each\s+year|yearly\s+average)", re.IGNORECASE)
 _DIFF_BEFORE = re.compile(r"(?:\bby\s+(?:about\s+|roughly\s+|nearly\s+|some\s+)?$|"
                           r"\b(?:up|down|added|lost|rose|fell|grew|increased|decreased|"
                           r"declined|jumped|dropped|climbed)\s+(?:about\s+|roughly\s+|nearly\s+)?$|"
@@ -550,8 +550,9 @@ def _role(answer: str, claim: Claim, unit_start: int, c_start: int, c_end: int
     elif _UP.search(window):
         direction = 1
     if claim.kind == "percent":
-        if _CAGR.search(answer[max(unit_start, claim.start - 80):min(len(answer),
-                                                                      claim.end + 40)]):
+        if _CAGR.search(answer[max(unit_start, claim.start - 80):claim.start]) or \
+                _CAGR.match(answer, claim.end) or _CAGR.search(answer[claim.end:min(
+                    len(answer), claim.end + 24)]):
             return "cagr", direction
         if _SHARE_BEFORE.search(before) or (_SHARE_AFTER.match(answer, claim.end)
                                             and not direction):
