@@ -13,8 +13,13 @@ from dexter.data.filing_text import html_to_text
 from dexter.events import Verification, event_from_dict
 from dexter.evidence.ledger import SourceLedger, source_from_dict, source_to_dict
 from dexter.evidence.numbers import extract_claims
-from dexter.evidence.periods import Calendar, PeriodRef, calendar_in, compare, find_periods, \
-    row_period
+from dexter.evidence.periods import (
+    PeriodRef,
+    calendar_in,
+    compare,
+    find_periods,
+    row_period,
+)
 from dexter.evidence.report import verification_event, verification_line
 from dexter.evidence.sourcetext import source_quantities, strip_gutter
 from dexter.evidence.verify import AnswerCheck, Figure, repair_note, verify_answer

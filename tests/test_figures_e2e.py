@@ -98,7 +98,7 @@ def test_each_figure_is_bound_to_its_line_period_company_and_source(
     assert found["$976 million"]["status"] == "misattributed"
     assert "net loss" in found["$976 million"]["reason"]
     assert found["$412.7 billion"]["status"] == "unsupported"
-    assert not any("500" in text or "16" == text for text in found)  # S&P 500, iPhone 16
+    assert not any("500" in text or text == "16" for text in found)  # S&P 500, iPhone 16
     counts = done["verification"]["counts"]
     assert counts == {"supported": 1, "derived": 1, "weak": 0, "unsupported": 1,
                       "misattributed": 2, "miscited": 1}
