@@ -262,8 +262,13 @@ _PREFERRED = {"eps": "earnings_per_share_diluted",
               "shares": "outstanding_shares", "share count": "outstanding_shares"}
 
 
+_TOKEN = re.compile(r"[a-z0-9&]+")
+_GAP = re.compile(r"[ \t,/()'’-]*")
+
+
 @lru_cache(maxsize=1)
-def _phrase_pattern() -> tuple[re.Pattern[str], dict[str, tuple[str, ...]]]:
+def _phrases() -> dict[str, list[tuple[tuple[str, ...], tuple[Metric, ...]]]]:
+    """First word -> [(the phrase's words, its metrics)], longest phrases first."""
     owners: dict[str, list[str]] = {}
     for m in METRICS:
         for phrase in m.phrases:
@@ -272,21 +277,56 @@ def _phrase_pattern() -> tuple[re.Pattern[str], dict[str, tuple[str, ...]]]:
                 fields.append(m.field)
     for phrase, first in _PREFERRED.items():
         owners[phrase].sort(key=lambda f: f != first)
-    # longest phrases first, so "net income margin" wins over "net income"
-    alternatives = sorted(owners, key=len, reverse=True)
-    body = "|".join(re.escape(p) for p in alternatives)
-    return (re.compile(rf"(?<![a-z0-9&])(?:{body})(?![a-z0-9&])"),
-            {p: tuple(f) for p, f in owners.items()})
+    by_first: dict[str, list[tuple[tuple[str, ...], tuple[Metric, ...]]]] = {}
+    merged: dict[tuple[str, ...], list[str]] = {}
+    for phrase, fields in owners.items():
+        words = tuple(_TOKEN.findall(phrase))
+        known = merged.setdefault(words, [])
+        known.extend(f for f in fields if f not in known)
+    for words, fields in merged.items():
+        by_first.setdefault(words[0], []).append((words, tuple(_BY_FIELD[f] for f in fields)))
+    for entries in by_first.values():
+        entries.sort(key=lambda e: len(e[0]), reverse=True)  # "net income margin" first
+    return by_first
 
 
 def metrics_at(text: str) -> list[tuple[int, int, tuple[Metric, ...]]]:
     """Every metric phrase a text names, as ``(start, end, metrics)`` in order of
     appearance: ``metrics`` holds each metric the phrase may mean (``EPS``: basic and
-    diluted; the first is the one :func:`metrics_named` reports). Overlapping phrases
-    resolve to the longest (``net income margin`` is one metric)."""
-    pattern, owners = _phrase_pattern()
-    return [(match.start(), match.end(), tuple(_BY_FIELD[f] for f in owners[match.group(0)]))
-            for match in pattern.finditer(text.lower())]
+    diluted; the first is the one :func:`metrics_named` reports). Words are compared, not
+    characters ("selling, general and administrative" and "selling general and
+    administrative" are one phrase); overlapping phrases resolve to the longest (``net
+    income margin`` is one metric)."""
+    by_first = _phrases()
+    lowered = text.lower()
+    matches = list(_TOKEN.finditer(lowered))
+    words = [m.group() for m in matches]
+    out: list[tuple[int, int, tuple[Metric, ...]]] = []
+    count = len(words)
+    i = 0
+    while i < count:
+        entries = by_first.get(words[i])
+        if entries is None:
+            i += 1
+            continue
+        taken = 0
+        for phrase, found in entries:
+            n = len(phrase)
+            if n > 1 and (i + n > count or words[i + 1] != phrase[1]
+                          or tuple(words[i:i + n]) != phrase or not all(
+                              _joined(lowered, matches[i + k - 1].end(), matches[i + k].start())
+                              for k in range(1, n))):
+                continue
+            out.append((matches[i].start(), matches[i + n - 1].end(), found))
+            taken = n
+            break
+        i += taken or 1
+    return out
+
+
+def _joined(text: str, end: int, start: int) -> bool:
+    """Whether two words belong to one phrase: only spaces or ``, / ( ) ' -`` between."""
+    return (start - end == 1 and text[end] == " ") or bool(_GAP.fullmatch(text, end, start))
 
 
 def metrics_named(text: str) -> list[tuple[int, int, Metric]]:

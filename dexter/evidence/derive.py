@@ -42,15 +42,25 @@ class Derivation:
 
 def _cells(index: EvidenceIndex, field: str, pool: Collection[str] | None,
            companies: Sequence[str]) -> list[Evidence]:
-    return [e for e in index.by_field.get(field, ())
+    return [e for e in index.field_cells(field, pool)
             if e.period is not None and e.period.kind in ("fy", "quarter", "ttm")
-            and (pool is None or e.source in pool)
             and (not companies or not e.entity or e.entity in companies)
             and e.kind not in ("percent",)]
 
 
-def _at(cells: Sequence[Evidence], ref: PeriodRef) -> list[Evidence]:
-    return [e for e in cells if e.period is not None and compare(ref, e.period) is True]
+def _group(cells: Sequence[Evidence]) -> dict[RowPeriod, list[Evidence]]:
+    groups: dict[RowPeriod, list[Evidence]] = {}
+    for e in cells:
+        if e.period is not None:
+            groups.setdefault(e.period, []).append(e)
+    return groups
+
+
+def _at(cells: Sequence[Evidence] | dict[RowPeriod, list[Evidence]], ref: PeriodRef
+        ) -> list[Evidence]:
+    groups = cells if isinstance(cells, dict) else _group(cells)
+    return [e for period, found in groups.items() if compare(ref, period) is True
+            for e in found]
 
 
 def _latest(cells: Sequence[Evidence]) -> list[PeriodRef]:
@@ -105,12 +115,13 @@ def _pairs(r: Reading, cells: Sequence[Evidence], tied: Sequence[Evidence]
                    and e.period.kind in ("fy", "quarter")]
     if not current:
         current = _latest(cells)
+    groups = _group(cells)
     out: list[tuple[Evidence, Evidence]] = []
     for ref in current:
         bases = list(r.base) or list(prior(ref))
-        for now in _at(cells, ref):
+        for now in _at(groups, ref):
             for base_ref in bases:
-                for then in _at(cells, base_ref):
+                for then in _at(groups, base_ref):
                     if then.entity == now.entity and then.period is not None and \
                             now.period is not None and then.period.kind == now.period.kind \
                             and _earlier(then.period, now.period):
@@ -129,6 +140,8 @@ def derive(r: Reading, index: EvidenceIndex, pool: Collection[str] | None,
     if not fields:
         return None
     companies = list(r.companies) or list(dict.fromkeys(e.entity for e in tied if e.entity))
+    if not companies and pool is None and len(index.entities) > 1:
+        return None  # whose growth? the words name no company and no source is cited
     tried: list[Derivation] = []
     for name in fields:
         metric = metrics.metric(name)

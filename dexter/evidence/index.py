@@ -23,7 +23,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Literal
 
 from dexter import metrics
-from dexter.evidence.periods import Calendar, RowPeriod, column_period, row_period
+from dexter.evidence.periods import Calendar, RowPeriod, column_period, find_periods, row_period
 from dexter.evidence.tables import DataTable
 
 if TYPE_CHECKING:
@@ -108,8 +108,10 @@ def fields_of_label(label: str) -> tuple[tuple[str, ...], str]:
     found = metrics.metrics_at(text)
     if len(found) == 1:
         a, b, ms = found[0]
-        rest = _NEUTRAL_LABEL.sub(" ", text[:a] + " " + text[b:]).strip(" :*-–—()'’")
-        if not rest:
+        rest = _NEUTRAL_LABEL.sub(" ", text[:a] + " " + text[b:])
+        for mention in reversed(find_periods(rest)):  # "Revenue FY2024" is revenue
+            rest = rest[:mention.start] + rest[mention.end:]
+        if not rest.strip(" :*-–—()'’,"):
             return tuple(m.field for m in ms), text
     return (), text
 
@@ -171,6 +173,8 @@ def source_evidence(source: Source) -> list[Evidence]:
         if q.row:
             fields, label = fields_of_label(q.row)
             period = column_period(q.column, calendar) if q.column else None
+            if period is None:
+                period = column_period(q.row.rpartition(": ")[2], calendar)
             kind: EvidenceKind = "percent" if q.percent else "number"
             out.append(Evidence(source.id, q.value, q.written, kind, "row", fields, label,
                                 period, source.entity, "", q.row, q.column, q.tolerance,
@@ -197,9 +201,11 @@ class EvidenceIndex:
         self.by_field: dict[str, list[Evidence]] = {}
         """The structured entries of each lexicon field."""
         self.entities: set[str] = set()
+        self._by_period: dict[str, dict[RowPeriod, dict[str, list[Evidence]]]] = {}
 
     def add(self, entries: Iterable[Evidence]) -> None:
         """Take new sources' evidence (merged in order at the next lookup)."""
+        self._by_period.clear()
         for e in entries:
             self._pending.append(e)
             self.by_source.setdefault(e.source, []).append(e)
@@ -235,6 +241,26 @@ class EvidenceIndex:
         i = bisect.bisect_left(self._written_keys, low)
         j = bisect.bisect_right(self._written_keys, high, lo=i)
         return self._written[i:min(j, i + limit)]
+
+    def periods_of(self, field: str) -> dict[RowPeriod, dict[str, list[Evidence]]]:
+        """The structured entries of one field grouped by their period, then by company
+        (entries without a period left out), so a period named in prose is compared once
+        per period and a company's cells are found without reading every company's."""
+        found = self._by_period.get(field)
+        if found is None:
+            found = {}
+            for e in self.by_field.get(field, ()):
+                if e.period is not None:
+                    found.setdefault(e.period, {}).setdefault(e.entity, []).append(e)
+            self._by_period[field] = found
+        return found
+
+    def field_cells(self, field: str, sources: Iterable[str] | None = None) -> list[Evidence]:
+        """The structured entries of one field, of some sources (all when None)."""
+        if sources is None:
+            return list(self.by_field.get(field, ()))
+        return [e for sid in sources for e in self.by_source.get(sid, ())
+                if field in e.fields and e.where in ("table", "row")]
 
     def __len__(self) -> int:
         return len(self._entries) + len(self._pending)

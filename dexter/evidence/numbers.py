@@ -69,18 +69,31 @@ _WORD_BEFORE = re.compile(r"([A-Za-z][\w&.+'’]*)[ \u00a0]$")
 _THE_BEFORE = re.compile(r"\b[Tt]he[ \u00a0]$")
 _NAME_AFTER = re.compile(r"[ \u00a0][A-Z][A-Za-z]")
 
-# Masked before reading numbers: the numbers inside these are never figures.
-_FRAMING = re.compile(
-    r"https?://\S+|www\.\S+|\b[\w.+-]+@[\w-]+\.[\w.]+\b"  # links and e-mail addresses
-    r"|\b\d{10}-\d{2}-\d{6}\b|\b\d{18}\b"  # SEC accession numbers
-    r"|\b\d{3}-\d{5}\b"  # SEC file numbers (001-36743)
-    r"|\(\d{3}\)\s?\d{3}-\d{4}|\b\d{3}-\d{3}-\d{4}\b"  # phone numbers
-    r"|\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?"  # ISO
-    r"|\b\d{1,2}/\d{1,2}/\d{2,4}\b"  # 9/28/2024
-    r"|\b\d{1,2}:\d{2}(?::\d{2})?\s?(?:[ap]\.?m\.?)?"  # times of day
-    rf"|\b(?:{_MONTH_NAMES})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s+\d{{4}})?\b"  # Sep 28, 2024
-    rf"|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:{_MONTH_NAMES})\.?(?:,?\s+\d{{4}})?\b",  # 28 Sep 2024
-    re.IGNORECASE)
+# Masked before reading numbers: the numbers inside these are never figures. Each pattern
+# starts with something rare (a link's scheme, an "@", digits joined by "-", "/" or ":", a
+# month's name), so a long answer is scanned quickly.
+_LINKS = re.compile(r"https?://\S+|www\.\S+")
+_EMAIL = re.compile(r"[\w.+-]+@[\w-]+\.[\w.]+")
+_JOINED = re.compile(r"\d[\d:/\-]*[:/\-]\d[\d:/\-]*(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?"
+                     r"(?:Z|[+-]\d{2}:?\d{2})?)?(?:\s?[ap]\.?m\.?)?")
+_JOINED_FRAMING = re.compile(
+    r"\d{10}-\d{2}-\d{6}"  # SEC accession numbers
+    r"|\d{3}-\d{5}"  # SEC file numbers (001-36743)
+    r"|\d{3}-\d{3}-\d{4}|\d{3}-\d{4}"  # phone numbers
+    r"|\d{4}-\d{2}-\d{2}.*"  # ISO dates and timestamps
+    r"|\d{1,2}/\d{1,2}/\d{2,4}"  # 9/28/2024
+    r"|\d{1,2}:\d{2}.*")  # times of day
+_PHONE_AREA = re.compile(r"\(\d{3}\)(?=\s?\d{3}-\d{4})")
+_ACCESSION_PLAIN = re.compile(r"(?<!\d)\d{18}(?!\d)")
+_MONTH_DATE = re.compile(
+    r"\b(?:[Jj]an|[Ff]eb|[Mm]ar|[Aa]pr|[Mm]ay|[Jj]un|[Jj]ul|[Aa]ug|[Ss]ep|[Oo]ct|[Nn]ov|[Dd]ec)"
+    r"[a-z]*\.?\s+\d{1,2}(?:st|nd|rd|th)?\b(?:,?\s+\d{4}\b)?")
+_DAY_MONTH = re.compile(
+    r"\b\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:[Jj]an|[Ff]eb|[Mm]ar|[Aa]pr|[Mm]ay|[Jj]un|[Jj]ul|"
+    r"[Aa]ug|[Ss]ep|[Oo]ct|[Nn]ov|[Dd]ec)[a-z]*\.?(?:,?\s+\d{4}\b)?")
+_MONTH_WORDS = frozenset(_MONTH_NAMES.split("|"))
+_MONTH_WORD = re.compile(r"[A-Za-z]{3,}")
+
 
 def words(text: str) -> frozenset[str]:
     """The set of the whitespace-separated words of ``text`` (for word lists)."""
@@ -140,7 +153,26 @@ class Claim:
 def mask_framing(text: str) -> str:
     """``text`` with links, e-mail addresses, accession and file numbers, phone numbers,
     dates and times blanked (same length), so their digits are not read as figures."""
-    return _FRAMING.sub(lambda m: " " * len(m.group()), text)
+    spans = [m.span() for m in _LINKS.finditer(text)]
+    if "@" in text:
+        spans.extend(m.span() for m in _EMAIL.finditer(text))
+    for m in _JOINED.finditer(text):
+        if _JOINED_FRAMING.fullmatch(m.group()):
+            spans.append(m.span())
+    if "(" in text:
+        spans.extend(m.span() for m in _PHONE_AREA.finditer(text))
+    spans.extend(m.span() for m in _ACCESSION_PLAIN.finditer(text))
+    for pattern in (_MONTH_DATE, _DAY_MONTH):
+        for m in pattern.finditer(text):
+            word = _MONTH_WORD.search(m.group())
+            if word is not None and word.group().lower() in _MONTH_WORDS:  # not "Mayfair 12"
+                spans.append(m.span())
+    if not spans:
+        return text
+    chars = list(text)
+    for a, b in spans:
+        chars[a:b] = " " * (b - a)
+    return "".join(chars)
 
 
 def significant_digits(raw: str) -> int:
@@ -211,11 +243,12 @@ def _claim_at(masked: str, match: re.Match[str], original: str) -> Claim | None:
     if nxt == "." and end + 1 < len(masked) and masked[end + 1].isdigit():
         return None  # 4.2.1
     before = masked[max(0, start - 24):start]
-    if _REFERENCE_BEFORE.search(before) or _MONTH_BEFORE.search(before):
-        return None
+    tail = _tail_word(before)
+    if tail in _REFERENCE_WORDS or tail.rstrip(".") in _MONTH_WORDS:
+        return None  # Item 7, Note 12, Sep 28
     after = AFTER.match(masked, end)
     assert after is not None  # every group is optional
-    unit = re.sub(r"\s+", " ", (after.group("unit") or "").lower())
+    unit = " ".join((after.group("unit") or "").lower().split())
     scale = scale_of(after)
     glued = after.group("glued")
     if glued and nxt.isspace():
@@ -226,7 +259,7 @@ def _claim_at(masked: str, match: re.Match[str], original: str) -> Claim | None:
         return None  # 16GB, 3nm, 2nd, 1990s: the number is part of a word
     if after.end() == end and nxt.isalpha():
         return None
-    currency = bool(_CURRENCY.search(before)) or bool(after.group("money"))
+    currency = _ends_with_currency(before) or bool(after.group("money"))
     decimals = len(raw.split(".")[1]) if "." in raw else 0
     bare = not currency and not unit and scale == 1.0
     value = float(raw.replace(",", ""))
@@ -281,6 +314,31 @@ def _claim_at(masked: str, match: re.Match[str], original: str) -> Claim | None:
                  tolerance=tolerance, kind=kind, negative=negative, scaled=scale != 1.0,
                  written=float(raw.replace(",", "")), digits=significant_digits(raw),
                  parens=in_parens)
+
+
+_REFERENCE_WORDS = words("""
+item items note notes part section sections page pages exhibit rule topic asc table step
+schedule chapter form cik no. number # footnote line lines row column figure fig. appendix
+article clause paragraph tier level stage phase round day week year grade
+""")
+_CURRENCIES = ("US$", "C$", "A$", "HK$", "$", "€", "£", "¥", "USD", "EUR", "GBP", "JPY", "CNY",
+               "RMB", "INR", "usd", "eur", "gbp")
+
+
+def _tail_word(before: str) -> str:
+    """The last word of ``before`` (lower case), '' when it ends without one."""
+    stripped = before.rstrip()
+    if len(stripped) == len(before) and before:
+        return ""  # glued: "#3" is handled as glued, "Q3" too
+    cut = max(stripped.rfind(" "), stripped.rfind("\n"), stripped.rfind("("))
+    return stripped[cut + 1:].lower()
+
+
+def _ends_with_currency(before: str) -> bool:
+    """Whether a currency sign or code ends ``before`` (``$``, ``US$ (``, ``USD ``)."""
+    stripped = before.rstrip(" (\u00a0")
+    return stripped.endswith(_CURRENCIES) and not (
+        stripped[-3:].isalpha() and len(stripped) > 3 and stripped[-4].isalpha())
 
 
 def _names_something(masked: str, start: int) -> bool:

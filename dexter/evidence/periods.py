@@ -30,6 +30,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 RefKind = Literal["fy", "year", "calendar", "quarter", "month", "date", "ttm", "partial"]
@@ -124,8 +125,7 @@ _SPAN = (r"(?P<span>(?:fiscal\s+)?years?|twelve\s+months|12\s+months|quarters?|t
          r"3\s+months|thirteen\s+weeks|13\s+weeks|fourteen\s+weeks|14\s+weeks|fiscal\s+quarters?|"
          r"six\s+months|6\s+months|nine\s+months|9\s+months|(?:52|53)\s+weeks|period)")
 
-_PATTERN = re.compile(
-    "|".join([
+_ALTERNATIVES: tuple[str, ...] = (
         # the year ended September 28, 2024 / three months ended June 28, 2025
         rf"(?P<ended>{_SPAN}\s+(?:then\s+)?(?:ended|ending)\s+(?:on\s+)?(?P<edate>{_DATE}))",
         # as of September 28, 2024
@@ -159,7 +159,51 @@ _PATTERN = re.compile(
         rf"(?P<cy>\b(?:calendar(?:\s+year)?|cy)\s*['’]?\s*(?P<cyy>{_YEAR4}|{_YEAR2}))",
         # a bare year (not a date's, not an amount's)
         rf"(?P<year>(?<![\w$€£.,/-]){_YEAR4}(?![\w%/]|[.,]\d|-\d))",
-    ]), re.IGNORECASE)
+)
+
+
+_PATTERNS = {re.match(r"\(\?P<(\w+)>", alt).group(1): re.compile(alt, re.IGNORECASE)  # type: ignore[union-attr]
+             for alt in _ALTERNATIVES}
+_SPAN_WORDS = ("year", "years", "twelve", "12", "quarter", "quarters", "three", "3",
+               "thirteen", "13", "fourteen", "14", "six", "6", "nine", "9", "52", "53", "period",
+               "fiscal")
+# Which alternatives a mention starting with a word may be, in order: the patterns are tried
+# only where a mention can start, not at every character of a long answer.
+_DISPATCH: dict[str, tuple[str, ...]] = {}
+for _word in _SPAN_WORDS:
+    _DISPATCH[_word] = ("ended",)
+for _word in ("as", "at", "on"):
+    _DISPATCH[_word] = ("asof",)
+for _word in ("ttm", "ltm", "trailing", "last"):
+    _DISPATCH[_word] = ("ttm",)
+for _word in ("h1", "h2", "1h", "2h", "first", "second", "9m", "ytd", "year", "nine", "six"):
+    _DISPATCH[_word] = (*_DISPATCH.get(_word, ()), "partial")
+_DISPATCH["fiscal"] = ("ended", "years", "q", "oq", "fy")
+_DISPATCH["fy"] = ("years", "fy")
+for _word in ("first", "second", "third", "fourth", "1st", "2nd", "3rd", "4th"):
+    _DISPATCH[_word] = (*_DISPATCH.get(_word, ()), "oq")
+for _word in MONTHS:
+    _DISPATCH[_word] = ("mq",)
+for _word in ("calendar", "cy"):
+    _DISPATCH[_word] = ("cy",)
+_FY_TOKEN = re.compile(r"fy\d{2,4}|cy\d{2,4}|f?q[1-4]\w*|[1-4]q\w*|(?:19|20)\d{2}")
+
+
+def _alternatives(token: str) -> tuple[str, ...]:
+    found = _DISPATCH.get(token)
+    if found is not None:
+        return found
+    if _FY_TOKEN.fullmatch(token):
+        if token.startswith("fy"):
+            return ("years", "fy")
+        if token.startswith("cy"):
+            return ("cy",)
+        if token[0] in "fq":
+            return ("q",)
+        if token[1] == "q":
+            return ("q2",)
+        return ("fy2", "year")
+    return ()
 
 
 def _year(text: str) -> int:
@@ -183,18 +227,45 @@ def _date(text: str) -> dt.date | None:
         return None
 
 
+_WORD = re.compile(r"[A-Za-z0-9]+")
+
+
 def find_periods(text: str) -> list[Mention]:
     """Every period ``text`` names, in order."""
+    # table headers and labels repeat: those are remembered, an answer is read once
+    return list(_short_periods(text) if len(text) < 200 else _find_periods(text))
+
+
+@lru_cache(maxsize=4096)
+def _short_periods(text: str) -> tuple[Mention, ...]:
+    return _find_periods(text)
+
+
+def _find_periods(text: str) -> tuple[Mention, ...]:
     out: list[Mention] = []
-    for match in _PATTERN.finditer(text):
-        refs = _refs(match)
-        if refs:
-            out.append(Mention(match.start(), match.end(), refs))
-    return out
+    reached = 0
+    for word in _WORD.finditer(text):
+        start = word.start()
+        if start < reached or (start and text[start - 1].isalnum()):
+            continue
+        for name in _alternatives(word.group().lower()):
+            match = _PATTERNS[name].match(text, start)
+            if match is None:
+                continue
+            refs = _refs(match)
+            if refs:
+                out.append(Mention(match.start(), match.end(), refs))
+                reached = match.end()
+                break
+    return tuple(out)
 
 
 def _refs(m: re.Match[str]) -> tuple[PeriodRef, ...]:
-    g = m.group
+    groups = m.groupdict()
+
+    def g(name: str) -> str:
+        return groups.get(name) or ""
+
     if g("ended"):
         end = _date(g("edate"))
         span = g("span").lower()

@@ -35,6 +35,7 @@ import itertools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Literal
 
 from dexter import metrics
@@ -141,6 +142,8 @@ _DOWN = re.compile(r"\b(?:fell|fall|falls|falling|declined?|declines|declining|d
                    r"contraction|shrank|shrink|lower|slumped|plunged|plummeted|tumbled|"
                    r"compressed|compression|eroded|narrowed|reduced|reduction|lost)\b",
                    re.IGNORECASE)
+_DIRECTION = re.compile(rf"(?P<down>{_DOWN.pattern})|(?P<up>{_UP.pattern})", re.IGNORECASE)
+_TO_BEFORE = re.compile(r"\bto\s+(?:about\s+|roughly\s+)?$", re.IGNORECASE)
 _CHANGE_WORDS = re.compile(r"\b(?:growth|change|changed|yoy|y/y|year[\s-]over[\s-]year|"
                            r"year[\s-]on[\s-]year|sequential(?:ly)?|q/q|qoq|"
                            r"quarter[\s-]over[\s-]quarter)\b", re.IGNORECASE)
@@ -259,6 +262,7 @@ class _Structure:
     paragraphs: list[tuple[int, int]]
     cells: list[_Cell]
     cell_starts: list[int]
+    paragraph_starts: list[int] = field(default_factory=list)
 
 
 def _structure(answer: str, citations: Sequence[Citation]) -> _Structure:
@@ -302,7 +306,9 @@ def _structure(answer: str, citations: Sequence[Citation]) -> _Structure:
         i += 1
     if paragraph_start < len(answer):
         paragraphs.append((paragraph_start, len(answer)))
-    return _Structure(units, paragraphs, cells, [c.span[0] for c in cells])
+    paragraphs.sort()
+    return _Structure(units, paragraphs, cells, [c.span[0] for c in cells],
+                      [p[0] for p in paragraphs])
 
 
 def _sentences(answer: str, start: int, end: int) -> list[tuple[int, int]]:
@@ -326,7 +332,8 @@ def _caption(lines: list[str], first: int, stop: int) -> str:
     parts = []
     for j in (first - 1, first - 2):
         if j >= 0 and lines[j].strip() and not _TABLE_LINE.match(lines[j]):
-            parts.append(lines[j])
+            if len(lines[j]) <= 200:  # a caption is a short line, not a paragraph
+                parts.append(lines[j])
             break
     if stop < len(lines) and lines[stop].strip() and len(lines[stop]) < 200:
         parts.append(lines[stop])
@@ -392,9 +399,11 @@ class _MetricMention:
     loss: bool
 
 
-def read_answer(answer: str, claims: Sequence[Claim], resolve: Resolver) -> list[Reading]:
-    """A :class:`Reading` for each of ``claims`` (figures of ``answer``, in order)."""
-    citations = find_citations(answer)
+def read_answer(answer: str, claims: Sequence[Claim], resolve: Resolver,
+                citations: Sequence[Citation] | None = None) -> list[Reading]:
+    """A :class:`Reading` for each of ``claims`` (figures of ``answer``, in order);
+    ``citations``: the answer's, when the caller found them already."""
+    citations = find_citations(answer) if citations is None else citations
     citation_starts = [c.start for c in citations]
     answer = mask_citations(answer)  # ids are not words: [S1] qualifies no metric
     structure = _structure(answer, citations)
@@ -420,6 +429,7 @@ def read_answer(answer: str, claims: Sequence[Claim], resolve: Resolver) -> list
         placed.append((claim, u, cell))
 
     readings: list[Reading] = []
+    breaks: dict[tuple[int, int], _Breaks] = {}
     for index, (claim, u, cell) in enumerate(placed):
         start, end = structure.units[u] if structure.units else (0, len(answer))
         siblings = tuple(i for i in by_unit[u] if i != index)
@@ -430,7 +440,7 @@ def read_answer(answer: str, claims: Sequence[Claim], resolve: Resolver) -> list
         readings.append(_read_prose(
             answer, claim, index, (start, end), siblings, mentions, mention_starts, periods,
             period_starts, companies, company_starts, citations, citation_starts, structure,
-            [placed[i][0] for i in by_unit[u]]))
+            [placed[i][0] for i in by_unit[u]], breaks))
     _pair_respectively(answer, readings, placed, structure, periods, mentions)
     _inherit_periods(readings)
     return readings
@@ -443,19 +453,40 @@ def _cell_at(structure: _Structure, offset: int) -> _Cell | None:
     return None
 
 
-def _clause(answer: str, start: int, end: int, at: int, protected: Sequence[tuple[int, int]]
-            ) -> tuple[int, int]:
-    """The clause of the unit ``start``-``end`` that holds offset ``at``."""
-    left, right = start, end
+@dataclass(slots=True)
+class _Breaks:
+    """A unit's clause breaks, found once for all its figures: (where a clause starts
+    after the break, where the break starts)."""
+
+    starts: list[int]
+    cuts: list[int]
+
+
+def _breaks(answer: str, start: int, end: int, protected: Sequence[tuple[int, int]]
+            ) -> _Breaks:
+    starts: list[int] = []
+    cuts: list[int] = []
     for match in _BREAK.finditer(answer, start, end):
         a = match.start()
         if any(p0 <= a < p1 for p0, p1 in protected):
-            continue
-        if match.end() <= at:
-            left = match.start() + (1 if answer[match.start()] in ",;:" else 0)
-        elif a >= at and a < right:
-            right = a
+            continue  # never inside a metric's name ("selling, general and administrative")
+        cuts.append(a)
+        starts.append(a + (1 if answer[a] in ",;:" else 0))
+    return _Breaks(starts, cuts)
+
+
+def _clause(breaks: _Breaks, start: int, end: int, claim: Claim) -> tuple[int, int]:
+    """The clause of the unit ``start``-``end`` that holds the figure."""
+    i = bisect.bisect_right(breaks.cuts, claim.start) - 1
+    left = start
+    # the last break that ends before the figure
+    while i >= 0:
+        if breaks.cuts[i] < claim.start and breaks.starts[i] <= claim.start:
+            left = breaks.starts[i]
             break
+        i -= 1
+    j = bisect.bisect_left(breaks.cuts, claim.start)
+    right = breaks.cuts[j] if j < len(breaks.cuts) else end
     return left, right
 
 
@@ -464,13 +495,15 @@ def _read_prose(answer: str, claim: Claim, index: int, unit: tuple[int, int],
                 mention_starts: list[int], periods: list[Mention], period_starts: list[int],
                 companies: list[tuple[int, int, str]], company_starts: list[int],
                 citations: Sequence[object], citation_starts: list[int],
-                structure: _Structure, unit_claims: list[Claim]) -> Reading:
+                structure: _Structure, unit_claims: list[Claim],
+                breaks: dict[tuple[int, int], _Breaks]) -> Reading:
     start, end = unit
     lo = bisect.bisect_left(mention_starts, start)
     hi = bisect.bisect_left(mention_starts, end)
     unit_mentions = mentions[lo:hi]
-    protected = [(m.start, m.end) for m in unit_mentions]
-    c_start, c_end = _clause(answer, start, end, claim.start, protected)
+    if unit not in breaks:
+        breaks[unit] = _breaks(answer, start, end, [(m.start, m.end) for m in unit_mentions])
+    c_start, c_end = _clause(breaks[unit], start, end, claim)
 
     role, direction = _role(answer, claim, start, c_start, c_end)
     # a share's "of revenue" names what it is a share of, not what it is
@@ -543,12 +576,9 @@ def _role(answer: str, claim: Claim, unit_start: int, c_start: int, c_end: int
     near_before = answer[max(unit_start, claim.start - 40):claim.start]
     words_before = " ".join(near_before.split()[-4:])
     words_after = " ".join(after.split()[:4])
-    direction = 0
     window = f"{words_before} {words_after}"
-    if _DOWN.search(window):
-        direction = -1
-    elif _UP.search(window):
-        direction = 1
+    found = _DIRECTION.search(window)
+    direction = 0 if found is None else -1 if found.group("down") else 1
     if claim.kind == "percent":
         if _CAGR.search(answer[max(unit_start, claim.start - 80):claim.start]) or \
                 _CAGR.match(answer, claim.end) or _CAGR.search(answer[claim.end:min(
@@ -560,13 +590,13 @@ def _role(answer: str, claim: Claim, unit_start: int, c_start: int, c_end: int
         points = "point" in claim.text.lower() or "bp" in claim.text.lower() or \
             re.search(r"\bpp|\bpts?\b", claim.text.lower()) is not None
         if direction or _CHANGE_WORDS.search(window):
-            if re.search(r"\bto\s+(?:about\s+|roughly\s+)?$", near_before, re.IGNORECASE):
+            if _TO_BEFORE.search(near_before):
                 return "level", direction  # "rose to 46.2%"
             return ("difference" if points else "growth"), direction
         return "level", direction
     if claim.kind in ("money", "number") and (_DIFF_BEFORE.search(before)
                                               or _DIFF_AFTER.match(after)) and \
-            not re.search(r"\bto\s+(?:about\s+|roughly\s+)?$", near_before, re.IGNORECASE):
+            not _TO_BEFORE.search(near_before):
         return "difference", direction
     return "level", direction
 
@@ -672,7 +702,7 @@ def _bind_periods(answer: str, claim: Claim, unit_periods: list[Mention],
                   ) -> tuple[tuple[PeriodRef, ...], tuple[PeriodRef, ...], str, bool]:
     own: list[Mention] = []
     base: list[Mention] = []
-    clean = re.sub(r"\[[^\]]*\]", lambda m: " " * len(m.group()), answer)
+    clean = answer  # citations are blanked already
     for p in unit_periods:
         if p.start >= claim.end and p.start - claim.end <= 48 and \
                 not _between(unit_claims, claim.end, p.start, claim):
@@ -761,8 +791,9 @@ def _bind_company(answer: str, claim: Claim, companies: list[tuple[int, int, str
     if i < len(companies) and companies[i][0] < c_end:
         a, b, ticker = companies[i]
         return (ticker,), answer[a:b]
-    paragraph = next((p for p in structure.paragraphs if p[0] <= claim.start < p[1]),
-                     (unit_start, unit_start))
+    k = bisect.bisect_right(structure.paragraph_starts, claim.start) - 1
+    paragraph = structure.paragraphs[k] if k >= 0 and claim.start < \
+        structure.paragraphs[k][1] else (unit_start, unit_start)
     if i > 0 and companies[i - 1][0] >= paragraph[0]:
         a, b, ticker = companies[i - 1]
         return (ticker,), answer[a:b]
@@ -807,11 +838,16 @@ def _cited(answer: str, claim: Claim, citations: Sequence[object], starts: list[
     return tuple(dict.fromkeys(str(getattr(c, "id", "")) for c in groups))
 
 
+@lru_cache(maxsize=4096)
+def _label_metrics(text: str) -> list[tuple[int, int, tuple[metrics.Metric, ...]]]:
+    return metrics.metrics_at(text)
+
+
 def _read_cell(answer: str, claim: Claim, index: int, cell: _Cell, unit: tuple[int, int],
                siblings: tuple[int, ...], resolve: Resolver, structure: _Structure,
                companies: list[tuple[int, int, str]], company_starts: list[int]) -> Reading:
-    label_metrics = metrics.metrics_at(cell.row)
-    head_metrics = metrics.metrics_at(cell.header)
+    label_metrics = _label_metrics(cell.row)
+    head_metrics = _label_metrics(cell.header)
     fields: tuple[str, ...] = ()
     metric_text = ""
     qualified = False

@@ -138,10 +138,10 @@ def verify_answer(answer: str, ledger: SourceLedger, question: str = "") -> Answ
     cited = tuple(dict.fromkeys(c.id for c in citations))
     unknown = tuple(i for i in cited if ledger.get(i) is None)
     checker = _Checker(ledger, given)
-    readings = read_answer(answer, claims, checker.resolve)
+    readings = read_answer(answer, claims, checker.resolve, citations)
     figures: list[Figure] = []
     for reading in readings:
-        figures.append(checker.judge(reading, readings, figures))
+        figures.append(checker.judge(reading, figures))
     failed = [f for f in figures if f.failed]
     if ledger.evidence_count() == 0:
         status: Status = "no_evidence"
@@ -199,11 +199,18 @@ class _Checker:
                               for s in self.grounded for v in (q.value for q in s.quantities)]
         self.names = _entity_names(ledger)
         self.entities = set(self.index.entities) | set(self.names.values())
+        self._resolved: dict[str, str | None] = {}
+        self._usable_ids = {s.id for s in ledger.sources if s.kind in ("data", "user")}
 
     # -- companies ---------------------------------------------------------------------
 
     def resolve(self, text: str) -> str | None:
         """The ticker in the ledger a name or ticker as written stands for."""
+        if text not in self._resolved:
+            self._resolved[text] = self._resolve(text)
+        return self._resolved[text]
+
+    def _resolve(self, text: str) -> str | None:
         if not self.entities:
             return None
         word = text.strip().removesuffix("'s").removesuffix("’s").strip()
@@ -222,23 +229,23 @@ class _Checker:
 
     # -- one figure --------------------------------------------------------------------
 
-    def judge(self, r: Reading, readings: Sequence[Reading], done: Sequence[Figure]
-              ) -> Figure:
+    def judge(self, r: Reading, done: Sequence[Figure]) -> Figure:
+        """The figure's status; ``done``: the figures before it, judged (a growth rate is
+        tied to the cells its sentence's other figures matched)."""
         claimed = {"field": r.fields[0] if r.fields else "",
                    "period": r.periods[0].describe() if r.periods else "",
                    "company": r.companies[0] if r.companies else ""}
         cited = tuple(i for i in r.cited if self.ledger.get(i) is not None)
         candidates = self._candidates(r.claim, r.fields)
-        tied = [f.evidence for f in done if f.evidence is not None and not f.failed
-                and f.claim.start in {readings[i].claim.start for i in r.siblings}
-                and f.evidence.where in ("table", "row")]
+        tied = [e for i in r.siblings if i < len(done) and not done[i].failed
+                and (e := done[i].evidence) is not None and e.where in ("table", "row")]
         if cited:
             pool = self._pool(cited)
             inside = [e for e in candidates if e.source in pool]
             verdict = self._evaluate(r, inside, pool, tied)
             if verdict.status not in FAILED:
                 return self._figure(r, verdict, cited, claimed)
-            outside = self._evaluate(r, candidates, None, tied)
+            outside = self._evaluate(r, candidates, None, tied, compute=False)
             if outside.status not in FAILED:
                 found = outside.source or (outside.evidence.source if outside.evidence else "")
                 where = _describe(outside.evidence, r) if outside.evidence is not None and \
@@ -299,11 +306,13 @@ class _Checker:
         return found
 
     def _usable(self, source_id: str) -> bool:
-        source = self.ledger.get(source_id)
-        return source is not None and source.kind in ("data", "user")
+        return source_id in self._usable_ids
 
     def _evaluate(self, r: Reading, candidates: Sequence[Evidence],
-                  pool: Collection[str] | None, tied: Sequence[Evidence]) -> _Verdict:
+                  pool: Collection[str] | None, tied: Sequence[Evidence],
+                  compute: bool = True) -> _Verdict:
+        """The verdict from ``candidates`` (and, with ``compute``, from figures derived
+        from the cells of ``pool``, every source when None)."""
         claim = r.claim
         change = r.role in ("growth", "cagr", "difference", "share")
         calcs = [e for e in candidates if e.where == "calc"]
@@ -331,7 +340,7 @@ class _Checker:
         if calcs:
             return _Verdict("supported", f"from the calculation [{calcs[0].source}]",
                             calcs[0])
-        derivation = self._derive(r, pool, tied)
+        derivation = self._derive(r, pool, tied) if compute else None
         if derivation is not None and derivation.ok:
             return _Verdict("derived", f"{derivation.reason}; recomputed from the cells",
                             derivation.cells[0] if derivation.cells else None,
@@ -408,13 +417,17 @@ class _Checker:
         claim = r.claim
         found: list[Evidence] = []
         for name in r.fields:
-            for e in self.index.by_field.get(name, ()):
-                if e.period is None or not _compatible(claim, e):
+            for period, by_entity in self.index.periods_of(name).items():
+                if not any(compare(ref, period) is True for ref in r.periods):
                     continue
-                if r.companies and e.entity and e.entity not in r.companies:
-                    continue
-                if any(compare(ref, e.period) is True for ref in r.periods):
-                    found.append(e)
+                if not r.companies:
+                    if len(by_entity) > 1:
+                        return None  # several companies' lines, and the words name none
+                    groups = list(by_entity.values())
+                else:
+                    groups = [by_entity.get(c, []) for c in r.companies] + \
+                        [by_entity.get("", [])]
+                found.extend(e for cells in groups for e in cells if _compatible(claim, e))
         if not found:
             return None
         if not r.companies and len({e.entity for e in found}) > 1:
@@ -423,8 +436,8 @@ class _Checker:
         if any(abs(abs(e.value) - claim.value) <= tolerance for e in found):
             return None
         best = min(found, key=lambda e: (e.where != "table", abs(abs(e.value) - claim.value)))
-        period = best.period.label if best.period is not None else ""
-        return best, f"{period} {best.label}".strip()
+        named = best.period.label if best.period is not None else ""
+        return best, f"{named} {best.label}".strip()
 
 
 def _ids(ids: Iterable[str]) -> str:
@@ -513,6 +526,8 @@ def _describe(e: Evidence | None, r: Reading) -> str:
         return "a number in the text"
     period = e.period.label if e.period is not None else e.column
     label = e.label if e.where == "table" else (_row_name(e) if e.fields else e.row) or e.label
+    if period and period in label:
+        period = ""  # "Revenue FY2023" names its period already
     company = f"{e.entity}'s " if e.entity and r.companies and e.entity not in r.companies \
         else ""
     if e.fields and e.value < 0:
