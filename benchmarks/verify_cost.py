@@ -71,13 +71,17 @@ def apple_records() -> list[dict[str, Any]]:
     return records
 
 
-def company_source(ticker: str, base: list[dict[str, Any]], factor: float
-                   ) -> tuple[str, str, list[Any], list[dict[str, Any]]]:
+def company_source(ticker: str, base: list[dict[str, Any]], factor: float,
+                   rng: random.Random) -> tuple[str, str, list[Any], list[dict[str, Any]]]:
+    """One company's statements: Apple's lines rescaled, each line by its own factor (so
+    margins and growth differ from company to company, as they do)."""
+    factors = {name: factor * rng.uniform(0.7, 1.3) for name in FIELDS}
     records = []
     for record in base:
         scaled = dict(record, ticker=ticker)
         for name in FIELDS:
-            scaled[name] = round(record[name] * factor, -6)
+            scaled[name] = round(record[name] * factors[name] * rng.uniform(0.97, 1.03), -6)
+        scaled["gross_margin"] = round(scaled["gross_profit"] / scaled["revenue"], 4)
         records.append(scaled)
     key = f"income_statements[{ticker}, annual]"
     text = format_result({key: {"source": "SEC EDGAR (XBRL company facts)",
@@ -126,9 +130,10 @@ def answer(rng: random.Random, companies: list[tuple[str, list[dict[str, Any]]]]
         parts.append(sentence)
         words += len(sentence.split())
         if len(parts) % 25 == 0:
-            rows = "\n".join(f"| {t} | {r[-1]['revenue'] / 1e6:,.0f} | "
-                             f"{r[-1]['net_income'] / 1e6:,.0f} | [S{n + 1}] |"
-                             for n, (t, r) in enumerate(rng.sample(companies, 4)))
+            picked = rng.sample(range(len(companies)), 4)
+            rows = "\n".join(f"| {companies[n][0]} | {companies[n][1][-1]['revenue'] / 1e6:,.0f} | "
+                             f"{companies[n][1][-1]['net_income'] / 1e6:,.0f} | [S{n + 1}] |"
+                             for n in picked)
             parts.append(f"\n\n| Company | FY2025 revenue ($M) | Net income ($M) | Source |\n"
                          f"|---|---|---|---|\n{rows}\n\n")
     return " ".join(parts)
@@ -137,7 +142,7 @@ def answer(rng: random.Random, companies: list[tuple[str, list[dict[str, Any]]]]
 def main() -> None:
     rng = random.Random(7)
     base = apple_records()
-    made = [company_source(f"C{n:03d}", base, rng.uniform(0.05, 3.0)) for n in range(196)]
+    made = [company_source(f"C{n:03d}", base, rng.uniform(0.05, 3.0), rng) for n in range(196)]
     tenk = html_to_text(FILING.read_text(encoding="utf-8"))
     started = time.perf_counter()
     ledger = SourceLedger()

@@ -29,7 +29,7 @@ from dexter.evidence.periods import PeriodRef, RowPeriod, compare, fiscal_year_o
 from dexter.evidence.reading import Reading
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Derivation:
     """A figure computed from cells: ``ok`` when it agrees with the claim."""
 
@@ -167,20 +167,23 @@ def _derive_one(r: Reading, index: EvidenceIndex, pool: Collection[str] | None,
             return None
         if r.role == "cagr":
             return _cagr(r, cells, label)
-        first: Derivation | None = None
+        first: tuple[float, Evidence, Evidence] | None = None
         for now, then in _pairs(r, cells, tied):
             if then.value <= 0 or (now.value < 0 and then.value < 0):
                 continue
             growth = (now.value / then.value - 1) * 100
-            verb = "grew" if growth >= 0 else "fell"
-            found = Derivation(_agrees(r, growth), growth,
-                               f"{label} {verb} {abs(growth):.1f}% from {_describe(then.period)} "
-                               f"to {_describe(now.period)} [{now.source}]",
-                               now.source, (now, then))
-            if found.ok:
-                return found
-            first = first or found
-        return first
+            ok = _agrees(r, growth)
+            if ok or first is None:
+                first = (growth, now, then)
+            if ok:
+                break
+        if first is None:
+            return None
+        growth, now, then = first
+        verb = "grew" if growth >= 0 else "fell"
+        return Derivation(_agrees(r, growth), growth,
+                          f"{label} {verb} {abs(growth):.1f}% from {_describe(then.period)} to "
+                          f"{_describe(now.period)} [{now.source}]", now.source, (now, then))
     if r.role == "difference":
         ratio_field = metric.kind == "ratio"
         if not ratio_field:

@@ -201,6 +201,7 @@ class EvidenceIndex:
         self.by_field: dict[str, list[Evidence]] = {}
         """The structured entries of each lexicon field."""
         self.entities: set[str] = set()
+        self._by_source_field: dict[tuple[str, str], list[Evidence]] = {}
         self._by_period: dict[str, dict[RowPeriod, dict[str, list[Evidence]]]] = {}
 
     def add(self, entries: Iterable[Evidence]) -> None:
@@ -211,6 +212,8 @@ class EvidenceIndex:
             self.by_source.setdefault(e.source, []).append(e)
             for name in e.fields:
                 self.by_field.setdefault(name, []).append(e)
+                if e.where in ("table", "row"):
+                    self._by_source_field.setdefault((e.source, name), []).append(e)
             if e.entity:
                 self.entities.add(e.entity)
 
@@ -259,8 +262,7 @@ class EvidenceIndex:
         """The structured entries of one field, of some sources (all when None)."""
         if sources is None:
             return list(self.by_field.get(field, ()))
-        return [e for sid in sources for e in self.by_source.get(sid, ())
-                if field in e.fields and e.where in ("table", "row")]
+        return [e for sid in sources for e in self._by_source_field.get((sid, field), ())]
 
     def __len__(self) -> int:
         return len(self._entries) + len(self._pending)

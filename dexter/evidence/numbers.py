@@ -119,7 +119,7 @@ generation api http tls ddr lpddr hbm series chrome linux ubuntu office
 """)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Claim:
     """One figure an answer states."""
 
@@ -294,15 +294,17 @@ def _claim_at(masked: str, match: re.Match[str], original: str) -> Claim | None:
     elif currency:
         kind = "money"
     negative = prev != "" and prev in "-−–" and not (start > 1 and masked[start - 2].isalnum())
-    in_parens = bool(_OPEN_PAREN.search(before)) and ")" in masked[end:after.end() + 2]
+    in_parens = "(" in before[-6:] and bool(_OPEN_PAREN.search(before)) and \
+        ")" in masked[end:after.end() + 2]
     if (in_parens and bare) or (currency and _NEGATIVE_CURRENCY.search(before)):
         negative = True
     tolerance = 0.5 * 10.0 ** (-decimals) * scale
     text_end = after.end() if (unit or scale != 1.0 or after.group("money")) else end
     text_start = start
-    lead = _LEAD.search(before)
-    if lead is not None and (currency or before.endswith(("(", "-", "−", "–"))):
-        text_start = start - (len(before) - lead.start())
+    if currency or before.endswith(("(", "-", "−", "–")):
+        lead = _LEAD.search(before)
+        if lead is not None:
+            text_start = start - (len(before) - lead.start())
     if in_parens:
         close = masked.find(")", end, after.end() + 2)
         text_end = max(text_end, close + 1)

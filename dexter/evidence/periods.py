@@ -92,7 +92,7 @@ class PeriodRef:
         return "a part of the year"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Mention:
     """A period named at ``start``-``end`` of a text (several for ``fiscal years 2023 and
     2024``)."""
@@ -193,7 +193,7 @@ def _alternatives(token: str) -> tuple[str, ...]:
     found = _DISPATCH.get(token)
     if found is not None:
         return found
-    if _FY_TOKEN.fullmatch(token):
+    if token[0] in "fcq1234" and _FY_TOKEN.fullmatch(token):
         if token.startswith("fy"):
             return ("years", "fy")
         if token.startswith("cy"):
@@ -244,11 +244,17 @@ def _short_periods(text: str) -> tuple[Mention, ...]:
 def _find_periods(text: str) -> tuple[Mention, ...]:
     out: list[Mention] = []
     reached = 0
-    for word in _WORD.finditer(text):
+    lowered = text.lower()
+    dispatch = _DISPATCH
+    for word in _WORD.finditer(lowered):
+        token = word.group()
+        found = dispatch.get(token)
+        if found is None and not (token[0] in "fcq1234" and _FY_TOKEN.fullmatch(token)):
+            continue
         start = word.start()
         if start < reached or (start and text[start - 1].isalnum()):
             continue
-        for name in _alternatives(word.group().lower()):
+        for name in found or _alternatives(token):
             match = _PATTERNS[name].match(text, start)
             if match is None:
                 continue

@@ -48,7 +48,7 @@ Resolver = Callable[[str], str | None]
 """A company's name or ticker as written -> its ticker in the ledger, or None."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Reading:
     """What the words around one figure say it is."""
 
@@ -142,8 +142,120 @@ _DOWN = re.compile(r"\b(?:fell|fall|falls|falling|declined?|declines|declining|d
                    r"contraction|shrank|shrink|lower|slumped|plunged|plummeted|tumbled|"
                    r"compressed|compression|eroded|narrowed|reduced|reduction|lost)\b",
                    re.IGNORECASE)
-_DIRECTION = re.compile(rf"(?P<down>{_DOWN.pattern})|(?P<up>{_UP.pattern})", re.IGNORECASE)
+# the same words as sets, for the hot path: a word lookup is much cheaper than a regex over
+# a case-insensitive alternation
+_UP_WORDS = words("""
+rose rise rises rising grew grow grows growing growth increase increased increases increasing
+up climbed climb jumped jump gained gain expanded expand expansion improved improvement higher
+surged soared accelerated advanced added boosted
+""")
+_DOWN_WORDS = words("""
+fell fall falls falling decline declined declines declining decrease decreased decreases
+decreasing down dropped drop drops slipped slid contracted contraction shrank shrink lower
+slumped plunged plummeted tumbled compressed compression eroded narrowed reduced reduction lost
+""")
+_LOSS_WORDS = words("""
+loss losses deficit negative outflow outflows burn burned burnt burns burning used shortfall
+lost lose
+""")
+_GAIN_WORDS = words("profit profits profitable positive inflow inflows generated generating "
+                    "earned gain gains provided")
+_CHANGE_SET = words("growth change changed yoy y/y sequential sequentially q/q qoq")
+_CAGR_SET = words("cagr annualized annualised annually")
+_WORDS_OF = re.compile(r"[a-z/]+")
+
+
+_APPROXIMATE = frozenset(("about", "roughly", "nearly", "approximately", "some", "around",
+                          "almost", "just", "over", "under", "~", "a", "an", "the"))
+_BASE_WORDS = frozenset(("from", "than", "versus", "vs", "vs.", "against", "over", "since"))
+_BASE_PAIRS = frozenset(("compared with", "compared to", "relative to", "in the prior",
+                         "a year earlier", "year-ago", "prior-year", "prior year"))
+_DIFF_VERBS = frozenset(("up", "down", "added", "lost", "rose", "fell", "grew", "increased",
+                         "decreased", "declined", "jumped", "dropped", "climbed"))
+_DIFF_NOUNS = frozenset(("increase", "decrease", "decline", "gain", "drop", "rise",
+                         "improvement"))
+_SHARE_PAIRS = frozenset(("accounted for", "made up", "equal to", "share of"))
+_SHARE_WORDS = frozenset(("represented", "comprised", "contributed"))
+
+
+def _last_words(text: str, count: int = 4) -> list[str]:
+    """The last words before a figure, lower case, approximations dropped ("up about" ->
+    ["up"])."""
+    found = text.lower().split()[-count:]
+    while found and found[-1] in _APPROXIMATE and found[-1] not in _BASE_WORDS:
+        found.pop()
+    return found
+
+
+def _after_base(text: str) -> bool:
+    """Whether a comparison's base follows ("from", "than", "compared with", ...)."""
+    found = _last_words(text)
+    if not found:
+        return False
+    if found[-1] in _BASE_WORDS or found[-1] in ("year-ago", "prior-year"):
+        return True
+    return len(found) >= 2 and " ".join(found[-2:]) in _BASE_PAIRS or \
+        len(found) >= 3 and " ".join(found[-3:]) in _BASE_PAIRS
+
+
+def _after_to(text: str) -> bool:
+    found = _last_words(text)
+    return bool(found) and found[-1] == "to"
+
+
+def _after_change(text: str) -> bool:
+    """"up $7.8B", "by $7.8B", "an increase of $7.8B"."""
+    found = _last_words(text)
+    if not found:
+        return False
+    if found[-1] in ("by",) or found[-1] in _DIFF_VERBS:
+        return True
+    return len(found) >= 2 and found[-1] == "of" and found[-2] in _DIFF_NOUNS
+
+
+def _after_share(text: str) -> bool:
+    found = _last_words(text)
+    if not found:
+        return False
+    return found[-1] in _SHARE_WORDS or (len(found) >= 2 and " ".join(found[-2:])
+                                         in _SHARE_PAIRS)
+
+
+def _direction(window: str) -> int:
+    """-1 when the words say a fall, +1 a rise, 0 neither (the first such word decides)."""
+    for word in _WORDS_OF.findall(window.lower()):
+        if word in _DOWN_WORDS:
+            return -1
+        if word in _UP_WORDS:
+            return 1
+    return 0
+
+
+def _says_change(window: str) -> bool:
+    lowered = window.lower()
+    return any(w in _CHANGE_SET for w in _WORDS_OF.findall(lowered)) or \
+        "over-year" in lowered or "over year" in lowered or "on-year" in lowered or \
+        "on year" in lowered or "over-quarter" in lowered or "over quarter" in lowered
+
+
+def _says_compound(text: str) -> bool:
+    lowered = text.lower()
+    if "compound" in lowered or (" a year" in lowered and "a year earlier" not in lowered):
+        return True
+    return "per year" in lowered or "each year" in lowered or "yearly average" in lowered or \
+        any(w in _CAGR_SET for w in _WORDS_OF.findall(lowered))
 _TO_BEFORE = re.compile(r"\bto\s+(?:about\s+|roughly\s+)?$", re.IGNORECASE)
+_FILLER_AFTER = re.compile(r"\s*(?:in|of|worth\s+of|for|from)?\s*(?:the\s+|its\s+)?"
+                           r"(?:total\s+|annual\s+|quarterly\s+|full-year\s+)?", re.IGNORECASE)
+_PERIOD_TOKEN = re.compile(r"(?:fy|cy|q[1-4]|h[12]|[1-4]q)\S*")
+_PERIOD_WORD = re.compile(r"(?:fy|cy|q[1-4]|h[12]|[1-4]q)?['’]?\d{2,4}(?:e|a)?|q[1-4]|fy\d{2,4}|"
+                          r"\d{1,2}m")
+_AMOUNT_START = re.compile(r"(?:US|C|A|HK)?[$€£¥]|(?<![A-Za-z])\d")
+_QUALIFIER_AFTER = re.compile(r"\s+(?:from|in|of|for|at|within)\s+(?:the\s+|its\s+|our\s+)?"
+                              r"(?P<word>[A-Za-z][\w&'-]*(?:\s+[A-Z][\w&'-]*)?)")
+_IMMEDIATE = re.compile(r"(?:['’]s)?\s*[:=]?\s*(?:of\s+)?")
+_BEFORE_METRIC = re.compile(r"[\s'’s]*(?:[A-Z][\w&.-]*(?:'s|’s)?\s+)?(?:the\s+|its\s+|"
+                            r"total\s+|net\s+|reported\s+|gaap\s+)?\s*", re.IGNORECASE)
 _CHANGE_WORDS = re.compile(r"\b(?:growth|change|changed|yoy|y/y|year[\s-]over[\s-]year|"
                            r"year[\s-]on[\s-]year|sequential(?:ly)?|q/q|qoq|"
                            r"quarter[\s-]over[\s-]quarter)\b", re.IGNORECASE)
@@ -165,12 +277,12 @@ _SHARE_BEFORE = re.compile(r"\b(?:accounted\s+for|made\s+up|represented|comprise
                            r"contributed|equal\s+to|share\s+of)\s+(?:about\s+|roughly\s+|"
                            r"nearly\s+|approximately\s+|some\s+)?$", re.IGNORECASE)
 _RESPECTIVELY = re.compile(r"\brespectively\b", re.IGNORECASE)
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\[*\"'“$0-9-])|\n+")
+_SENTENCE_END = re.compile(r"[.!?]\s+(?=[A-Z(\[*\"'“$0-9-])|\n+")
 _ABBREVIATIONS = re.compile(r"(?:\b(?:inc|corp|co|ltd|plc|llc|vs|e\.g|i\.e|approx|est|no|"
                             r"mr|ms|dr|st|u\.s|u\.k|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|"
                             r"nov|dec|fig|ref|etc|al)\.|\b[A-Z]\.)$", re.IGNORECASE)
 _POSSESSIVE = re.compile(r"([A-Z][\w&.-]*(?:\s+[A-Z][\w&.-]*){0,2})(?:'s|’s|')(?=\s)")
-_TICKER = re.compile(r"(?<![\w$])\$?([A-Z]{1,5}(?:\.[A-Z])?)(?![\w])")
+_TICKER = re.compile(r"\$?([A-Z]{1,5}(?:\.[A-Z])?)(?![\w])")
 _NAME = re.compile(r"(?<![\w])([A-Z][A-Za-z&.-]+(?:\s+[A-Z][A-Za-z&.-]+){0,2})")
 _TABLE_LINE = re.compile(r"^\s*\|.*\|\s*$")
 _SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$")
@@ -315,7 +427,8 @@ def _sentences(answer: str, start: int, end: int) -> list[tuple[int, int]]:
     out: list[tuple[int, int]] = []
     begin = start
     for match in _SENTENCE_END.finditer(answer, start, end):
-        if _ABBREVIATIONS.search(answer[max(begin, match.start() - 8):match.start()]):
+        stop = match.start() + (answer[match.start()] in ".!?")
+        if stop > match.start() and _ABBREVIATIONS.search(answer, max(begin, stop - 8), stop):
             continue
         # a citation right after the full stop (blanked by now) belongs to the sentence
         # before it: the cut is at the next sentence's first word
@@ -349,7 +462,18 @@ def _split_row(line: str, base: int) -> list[tuple[str, int, int]]:
 
 
 def _ids_in(citations: Sequence[Citation], start: int, end: int) -> tuple[str, ...]:
-    return tuple(dict.fromkeys(c.id for c in citations if start <= c.start < end))
+    starts = [c.start for c in citations] if not isinstance(citations, _Cited) else \
+        citations.starts
+    first, last = bisect.bisect_left(starts, start), bisect.bisect_left(starts, end)
+    return tuple(dict.fromkeys(c.id for c in citations[first:last]))
+
+
+class _Cited(list[Citation]):
+    """Citations with their start offsets, for lookups by position."""
+
+    def __init__(self, citations: Sequence[Citation]) -> None:
+        super().__init__(citations)
+        self.starts = [c.start for c in citations]
 
 
 def _table_cells(lines: list[str], offsets: list[int], first: int, stop: int, caption: str,
@@ -379,6 +503,7 @@ def _table_cells(lines: list[str], offsets: list[int], first: int, stop: int, ca
     return out
 
 
+@lru_cache(maxsize=4096)
 def _ratio_like(text: str) -> bool:
     lowered = text.lower()
     if re.search(r"margin|%|per share|eps|ratio|growth|yield|rate|percent|multiple|"
@@ -403,8 +528,8 @@ def read_answer(answer: str, claims: Sequence[Claim], resolve: Resolver,
                 citations: Sequence[Citation] | None = None) -> list[Reading]:
     """A :class:`Reading` for each of ``claims`` (figures of ``answer``, in order);
     ``citations``: the answer's, when the caller found them already."""
-    citations = find_citations(answer) if citations is None else citations
-    citation_starts = [c.start for c in citations]
+    citations = _Cited(find_citations(answer) if citations is None else citations)
+    citation_starts = citations.starts
     answer = mask_citations(answer)  # ids are not words: [S1] qualifies no metric
     structure = _structure(answer, citations)
     unit_starts = [u[0] for u in structure.units]
@@ -507,8 +632,8 @@ def _read_prose(answer: str, claim: Claim, index: int, unit: tuple[int, int],
 
     role, direction = _role(answer, claim, start, c_start, c_end)
     # a share's "of revenue" names what it is a share of, not what it is
-    mention = _bind_metric(answer, claim, [m for m in unit_mentions if role != "share"
-                                           or m.start < claim.start],
+    mention = _bind_metric(answer, claim, unit_mentions if role != "share" else
+                           [m for m in unit_mentions if m.start < claim.start],
                            c_start, c_end, start, unit_claims)
     fields: tuple[str, ...] = ()
     metric_text = ""
@@ -571,39 +696,49 @@ def _fields_for(found: tuple[str, ...], claim: Claim, role: Role) -> tuple[str, 
 
 def _role(answer: str, claim: Claim, unit_start: int, c_start: int, c_end: int
           ) -> tuple[Role, int]:
-    before = answer[max(c_start, claim.start - 60):claim.start]
-    after = answer[claim.end:min(c_end, claim.end + 60)]
     near_before = answer[max(unit_start, claim.start - 40):claim.start]
-    words_before = " ".join(near_before.split()[-4:])
+    after = answer[claim.end:min(c_end, claim.end + 40)]
+    # the words right before the figure, as one short string the anchored patterns read
+    tail = " ".join(answer[max(c_start, claim.start - 40):claim.start].split()[-4:]) + " "
     words_after = " ".join(after.split()[:4])
-    window = f"{words_before} {words_after}"
-    found = _DIRECTION.search(window)
-    direction = 0 if found is None else -1 if found.group("down") else 1
+    window = f"{' '.join(near_before.split()[-4:])} {words_after}"
+    direction = _direction(window)
     if claim.kind == "percent":
-        if _CAGR.search(answer[max(unit_start, claim.start - 80):claim.start]) or \
-                _CAGR.match(answer, claim.end) or _CAGR.search(answer[claim.end:min(
-                    len(answer), claim.end + 24)]):
+        if _says_compound(answer[max(unit_start, claim.start - 80):claim.start]) or \
+                _says_compound(answer[claim.end:min(len(answer), claim.end + 24)]):
             return "cagr", direction
-        if _SHARE_BEFORE.search(before) or (_SHARE_AFTER.match(answer, claim.end)
-                                            and not direction):
+        if _after_share(tail) or (not direction and
+                                          _SHARE_AFTER.match(answer, claim.end)):
             return "share", direction
-        points = "point" in claim.text.lower() or "bp" in claim.text.lower() or \
-            re.search(r"\bpp|\bpts?\b", claim.text.lower()) is not None
-        if direction or _CHANGE_WORDS.search(window):
-            if _TO_BEFORE.search(near_before):
+        if direction or _says_change(window):
+            if _after_to(tail):
                 return "level", direction  # "rose to 46.2%"
+            lowered = claim.text.lower()
+            points = "point" in lowered or "bp" in lowered or "pp" in lowered or \
+                "pt" in lowered
             return ("difference" if points else "growth"), direction
         return "level", direction
-    if claim.kind in ("money", "number") and (_DIFF_BEFORE.search(before)
-                                              or _DIFF_AFTER.match(after)) and \
-            not _TO_BEFORE.search(near_before):
+    if claim.kind in ("money", "number") and (direction or " by " in f" {tail}") and (
+            _after_change(tail) or _DIFF_AFTER.match(after)) and \
+            not _after_to(tail):
+        return "difference", direction
+    if claim.kind in ("money", "number") and _DIFF_AFTER.match(after) and \
+            not _after_to(tail):
         return "difference", direction
     return "level", direction
 
 
 def _between(claims: Sequence[Claim], start: int, end: int, own: Claim) -> bool:
-    """Whether another figure lies between offsets ``start`` and ``end``."""
-    return any(c is not own and start <= c.start and c.end <= end for c in claims)
+    """Whether another figure lies between offsets ``start`` and ``end`` (``claims`` are in
+    order)."""
+    if end <= start:
+        return False
+    for c in claims:
+        if c.start >= end:
+            return False
+        if c is not own and start <= c.start and c.end <= end:
+            return True
+    return False
 
 
 def _bind_metric(answer: str, claim: Claim, unit_mentions: list[_MetricMention],
@@ -615,8 +750,7 @@ def _bind_metric(answer: str, claim: Claim, unit_mentions: list[_MetricMention],
     if after:
         gap = answer[claim.end:after[0].start]
         gap = re.sub(r"\[[^\]]*\]", " ", gap)
-        if re.fullmatch(r"\s*(?:in|of|worth\s+of|for|from)?\s*(?:the\s+|its\s+)?"
-                        r"(?:total\s+|annual\s+|quarterly\s+|full-year\s+)?", gap, re.IGNORECASE):
+        if _FILLER_AFTER.fullmatch(gap):
             return after[0]
     if before:
         return before[-1]
@@ -634,11 +768,17 @@ def _bare_clause(text: str) -> bool:
     """Whether a clause's words before its figure name nothing of their own."""
     for word in re.findall(r"[A-Za-z][\w&'’-]*", text):
         lowered = word.lower().removesuffix("'s").removesuffix("’s")
-        if lowered in _NEUTRAL or re.fullmatch(r"(?:fy|cy|q[1-4]|h[12])\w*", lowered) or \
-                lowered in _MONTHS or _UP.fullmatch(lowered) or _DOWN.fullmatch(lowered):
+        if lowered in _NEUTRAL or _PERIOD_TOKEN.fullmatch(lowered) or \
+                lowered in _MONTHS or lowered in _UP_WORDS or lowered in _DOWN_WORDS:
             continue
         return False
     return True
+
+
+def _at_company(companies: Sequence[tuple[int, int, str]], offset: int) -> bool:
+    """Whether a company name covers ``offset`` (``companies`` in order)."""
+    i = bisect.bisect_right(companies, (offset, 10**12, "")) - 1
+    return i >= 0 and companies[i][0] <= offset < companies[i][1]
 
 
 def _qualifier(answer: str, mention: _MetricMention, claim: Claim, unit_start: int,
@@ -646,15 +786,15 @@ def _qualifier(answer: str, mention: _MetricMention, claim: Claim, unit_start: i
     """The words that narrow the metric phrase to a segment, product or region ("iPhone
     revenue", "revenue from Services", "automotive gross margin"), or ''."""
     before = answer[max(unit_start, mention.start - 48):mention.start]
-    words = [w for w in re.findall(r"[\w&'’./-]+", before) if re.search(r"[A-Za-z]", w)]
+    words = [w.strip("\"“”()[]{},;:") for w in before.split()]
+    words = [w for w in words if w and any(ch.isalpha() for ch in w)]
     taken: list[str] = []
     for word in reversed(words):
         bare = word.lower().rstrip(".,").removesuffix("'s").removesuffix("’s")
         offset = mention.start - len(before) + before.rfind(word)
-        is_company = any(a <= offset < b for a, b, _ in companies)
+        is_company = _at_company(companies, offset)
         possessive = word.endswith(("'s", "’s", "'", "’"))
-        period_word = bool(re.fullmatch(r"(?:fy|cy|q[1-4]|h[12]|[1-4]q)?['’]?\d{2,4}"
-                                        r"(?:e|a)?|q[1-4]|fy\d{2,4}|\d{1,2}m", bare))
+        period_word = bool(_PERIOD_WORD.fullmatch(bare))
         if is_company or possessive or period_word or bare in _NEUTRAL or "$" in word \
                 or len(taken) >= 3:
             break
@@ -665,20 +805,18 @@ def _qualifier(answer: str, mention: _MetricMention, claim: Claim, unit_start: i
         return " ".join(taken)
     tail_end = claim.start if claim.start > mention.end else min(len(answer), mention.end + 40)
     tail = answer[mention.end:tail_end]
-    stop = re.search(r"(?:US|C|A|HK)?[$€£¥]|(?<![A-Za-z])\d", tail)
+    stop = _AMOUNT_START.search(tail)
     tail = tail[:stop.start()] if stop else tail  # a qualifier comes before the amount
-    found = re.match(r"\s+(?:from|in|of|for|at|within)\s+(?:the\s+|its\s+|our\s+)?"
-                     r"(?P<word>[A-Za-z][\w&'-]*(?:\s+[A-Z][\w&'-]*)?)", tail)
+    found = _QUALIFIER_AFTER.match(tail)
     if found is not None:
         word = found.group("word")
         lowered = word.lower()
         if lowered.split()[0] in ("segment", "segments", "products", "product", "services",
                                   "division", "business", "region", "category"):
             return word
-        if word[0].isupper() and not re.fullmatch(r"(?:FY|CY|Q[1-4]|H[12]|[1-4]Q)\S*",
-                                                  word.split()[0]) and \
+        if word[0].isupper() and not _PERIOD_TOKEN.fullmatch(word.split()[0].lower()) and \
                 lowered.split()[0] not in metrics_months() and not any(
-                    a <= mention.end + found.start("word") < b for a, b, _ in companies) and \
+                    [_at_company(companies, mention.end + found.start("word"))]) and \
                 lowered.split()[0] not in ("fiscal", "the", "calendar", "first", "second",
                                            "third", "fourth", "full", "trailing"):
             return word
@@ -714,31 +852,29 @@ def _bind_periods(answer: str, claim: Claim, unit_periods: list[Mention],
                 base.append(p)
     if not own:
         for p in unit_periods:
-            if p.end <= claim.start and re.fullmatch(r"(?:['’]s)?\s*[:=]?\s*(?:of\s+)?",
-                                                     clean[p.end:claim.start]):
+            if p.end <= claim.start and claim.start - p.end <= 8 and \
+                    _IMMEDIATE.fullmatch(clean, p.end, claim.start):
                 own.append(p)
     if not own and mention is not None:
         for p in unit_periods:
             if p.end <= mention.start and mention.start - p.end <= 24:
-                gap = clean[p.end:mention.start]
-                if re.fullmatch(r"[\s'’s]*(?:[A-Z][\w&.-]*(?:'s|’s)?\s+)?(?:the\s+|its\s+|"
-                                r"total\s+|net\s+|reported\s+|gaap\s+)?\s*", gap, re.IGNORECASE):
+                if _BEFORE_METRIC.fullmatch(clean, p.end, mention.start):
                     own.append(p)
             elif mention.end <= p.start and p.end <= claim.start and \
-                    not _BASE_BEFORE.search(clean[mention.end:p.start]) and \
+                    not _after_base(clean[mention.end:p.start]) and \
                     not _between(unit_claims, mention.end, claim.start, claim):
                 own.append(p)
     if not own:
         # a period leading the sentence ("In fiscal 2024, ...", "FY2024 revenue ...")
         for p in unit_periods:
-            if p.end > claim.start:
+            if p.end > claim.start or p.start - unit_start > 40:
                 continue
             lead = clean[unit_start:p.start]
             if not lead.strip(" -*•#\n") or _LEADING.search(lead):
                 own.append(p)
     if not own:
         in_clause = [p for p in unit_periods if c_start <= p.start and p.end <= c_end
-                     and (role == "cagr" or not _BASE_BEFORE.search(
+                     and (role == "cagr" or not _after_base(
                          clean[max(c_start, p.start - 30):p.start]))]
         own = in_clause
     if role == "cagr":
@@ -746,11 +882,11 @@ def _bind_periods(answer: str, claim: Claim, unit_periods: list[Mention],
         own = [p for p in unit_periods if p not in own] + own
     if not base and role in ("growth", "difference", "cagr"):
         for p in unit_periods:
-            if p.start >= claim.end and _BASE_BEFORE.search(clean[max(claim.end, p.start - 40):
+            if p.start >= claim.end and _after_base(clean[max(claim.end, p.start - 40):
                                                                   p.start]):
                 base.append(p)
     before = clean[max(unit_start, claim.start - 40):claim.start]
-    is_base = role == "level" and bool(_BASE_BEFORE.search(before))
+    is_base = role == "level" and _after_base(before)
     if is_base:
         # "up from $383.3 billion in FY2023": only a period right after it is its own
         own = [p for p in own if p.start >= claim.end]
@@ -760,22 +896,34 @@ def _bind_periods(answer: str, claim: Claim, unit_periods: list[Mention],
     return refs, base_refs, text, is_base
 
 
+_CAPITALISED = re.compile(r"[A-Z][A-Za-z&.-]+")
+
+
 def _company_mentions(answer: str, resolve: Resolver) -> list[tuple[int, int, str]]:
     """Companies the answer names: ``(start, end, ticker)``, in order."""
     found: dict[int, tuple[int, int, str]] = {}
     for match in _TICKER.finditer(answer):
+        at = match.start()
+        if at and (answer[at - 1].isalnum() or answer[at - 1] in "_$"):
+            continue
         ticker = resolve(match.group(1))
         if ticker is not None:
             found[match.start()] = (match.start(), match.end(), ticker)
-    for match in _NAME.finditer(answer):
+    names = [m for m in _CAPITALISED.finditer(answer)
+             if not (m.start() and (answer[m.start() - 1].isalnum() or answer[m.start() - 1] == "_"))]
+    for i, match in enumerate(names):
         if match.start() in found:
             continue
-        words = match.group(1).split()
-        for n in range(len(words), 0, -1):
-            name = " ".join(words[:n])
-            ticker = resolve(name)
+        # "Tesla", "Advanced Micro Devices": up to three capitalised words in a row
+        end = match.end()
+        for n in range(1, 4):
+            if n > 1:
+                if i + n - 1 >= len(names) or names[i + n - 1].start() != end + 1 or \
+                        answer[end] != " ":
+                    break
+                end = names[i + n - 1].end()
+            ticker = resolve(answer[match.start():end])
             if ticker is not None:
-                end = match.start() + len(name)
                 found[match.start()] = (match.start(), end, ticker)
                 break
     return [found[k] for k in sorted(found)]
@@ -811,9 +959,10 @@ def _polarity(answer: str, claim: Claim, mention: _MetricMention | None, loss: b
     window = answer[start:claim.start] + " " + answer[claim.end:min(c_end, claim.end + 30)]
     if mention is not None and mention.start >= start:
         window = window.replace(mention.text, " ")
-    if _LOSS.search(window):
+    tokens = set(_WORDS_OF.findall(window.lower()))
+    if tokens & _LOSS_WORDS or "net use" in window.lower():
         return -1
-    if _GAIN.search(window) or (mention is not None and "profit" in mention.text.lower()):
+    if tokens & _GAIN_WORDS or (mention is not None and "profit" in mention.text.lower()):
         return 1
     return 0
 
@@ -950,17 +1099,12 @@ def _inherit_periods(readings: list[Reading]) -> None:
         if not r.periods and r.role == "level" and earlier:
             source = earlier[-1]
             if r.is_base:
-                readings[i] = dataclasses.replace(
-                    r, periods=tuple(b for p in source.periods for b in prior(p)),
-                    period_text="")
+                r.periods = tuple(b for p in source.periods for b in prior(p))
+                r.period_text = ""
             else:
-                readings[i] = dataclasses.replace(r, periods=source.periods,
-                                                  period_text=source.period_text)
+                r.periods, r.period_text = source.periods, source.period_text
         elif not r.periods and r.role in ("growth", "difference") and levels:
             source = (earlier or levels)[-1]
-            readings[i] = dataclasses.replace(r, periods=source.periods,
-                                              period_text=source.period_text)
-        r = readings[i]
+            r.periods, r.period_text = source.periods, source.period_text
         if r.role in ("growth", "difference") and r.periods and not r.base:
-            readings[i] = dataclasses.replace(r, base=tuple(b for p in r.periods
-                                                            for b in prior(p)))
+            r.base = tuple(b for p in r.periods for b in prior(p))

@@ -56,7 +56,7 @@ LOW_PRECISION = 2
 _CALC_SCALES = tuple(10.0 ** (3 * k) for k in (0, 1, 2, 3, 4, -1, -2, -3, -4))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Figure:
     """The outcome for one figure of an answer."""
 
@@ -66,7 +66,14 @@ class Figure:
     source: str = ""
     cited: tuple[str, ...] = ()
     evidence: Evidence | None = None
-    claimed: dict[str, str] = field(default_factory=dict)
+    reading: Reading | None = field(default=None, repr=False)
+
+    @property
+    def claimed(self) -> dict[str, str]:
+        """What the words around the figure name: field, period, company ('' where they
+        name none)."""
+        return _claimed(self.reading) if self.reading is not None else \
+            {"field": "", "period": "", "company": ""}
 
     @property
     def failed(self) -> bool:
@@ -86,7 +93,7 @@ class Figure:
             "period": e.period.label if structured and e is not None and e.period else "",
             "company": e.entity if e is not None else "",
             "cell": e.cell() if structured and e is not None else None,
-            "claimed": dict(self.claimed),
+            "claimed": self.claimed,
         }
 
 
@@ -179,7 +186,7 @@ def repair_note(result: AnswerCheck) -> str:
 
 # -- the checker ------------------------------------------------------------------------------
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class _Verdict:
     status: FigureStatus
     reason: str
@@ -200,7 +207,13 @@ class _Checker:
         self.names = _entity_names(ledger)
         self.entities = set(self.index.entities) | set(self.names.values())
         self._resolved: dict[str, str | None] = {}
+        self._by_initial: dict[str, list[tuple[str, str]]] = {}
+        for ticker in sorted(self.entities):
+            letters = _ticker_letters(ticker)
+            if len(letters) >= 2:
+                self._by_initial.setdefault(letters[0], []).append((ticker, letters))
         self._usable_ids = {s.id for s in ledger.sources if s.kind in ("data", "user")}
+        self._known_ids = {s.id for s in ledger.sources}
 
     # -- companies ---------------------------------------------------------------------
 
@@ -222,8 +235,8 @@ class _Checker:
             return None
         if key in self.names:
             return self.names[key]
-        for ticker in self.entities:
-            if _ticker_fits(ticker, key):
+        for ticker, letters in self._by_initial.get(key[0], ()):
+            if _letters_fit(letters, key):
                 return ticker
         return None
 
@@ -232,10 +245,8 @@ class _Checker:
     def judge(self, r: Reading, done: Sequence[Figure]) -> Figure:
         """The figure's status; ``done``: the figures before it, judged (a growth rate is
         tied to the cells its sentence's other figures matched)."""
-        claimed = {"field": r.fields[0] if r.fields else "",
-                   "period": r.periods[0].describe() if r.periods else "",
-                   "company": r.companies[0] if r.companies else ""}
-        cited = tuple(i for i in r.cited if self.ledger.get(i) is not None)
+        claimed = r
+        cited = tuple(i for i in r.cited if i in self._known_ids)
         candidates = self._candidates(r.claim, r.fields)
         tied = [e for i in r.siblings if i < len(done) and not done[i].failed
                 and (e := done[i].evidence) is not None and e.where in ("table", "row")]
@@ -265,7 +276,7 @@ class _Checker:
         return self._figure(r, self._evaluate(r, candidates, None, tied), cited, claimed)
 
     def _figure(self, r: Reading, verdict: _Verdict, cited: tuple[str, ...],
-                claimed: dict[str, str]) -> Figure:
+                claimed: Reading) -> Figure:
         source = verdict.source or (verdict.evidence.source if verdict.evidence else "")
         return Figure(r.claim, verdict.status, verdict.reason, source, cited,
                       verdict.evidence, claimed)
@@ -438,6 +449,13 @@ class _Checker:
         best = min(found, key=lambda e: (e.where != "table", abs(abs(e.value) - claim.value)))
         named = best.period.label if best.period is not None else ""
         return best, f"{named} {best.label}".strip()
+
+
+def _claimed(r: Reading) -> dict[str, str]:
+    """What the words around a figure name (``claimed`` of ``done.verification.figures``)."""
+    return {"field": r.fields[0] if r.fields else "",
+            "period": r.periods[0].describe() if r.periods else "",
+            "company": r.companies[0] if r.companies else ""}
 
 
 def _ids(ids: Iterable[str]) -> str:
@@ -627,16 +645,19 @@ def _name_key(text: str) -> str:
     return re.sub(r"[^a-z0-9]", "", words)
 
 
-def _ticker_fits(ticker: str, key: str) -> bool:
-    """Whether a company name (``key``: lower-case letters) plausibly stands for ``ticker``:
-    the name starts with the ticker's first letter and holds its letters in order (NVIDIA:
+def _ticker_letters(ticker: str) -> str:
+    """A ticker's letters, lower case, repeats collapsed (``AAPL``: ``apl``)."""
+    return re.sub(r"(.)\1+", r"\1", re.sub(r"[^a-z]", "", ticker.lower()))
+
+
+def _letters_fit(letters: str, key: str) -> bool:
+    """Whether a company name (``key``: lower-case letters) plausibly stands for a ticker
+    of these letters: the name starts with the first and holds them all in order (NVIDIA:
     NVDA, Tesla: TSLA, Apple: AAPL read as APL)."""
-    letters = re.sub(r"[^a-z]", "", ticker.lower())
-    collapsed = re.sub(r"(.)\1+", r"\1", letters)
-    if len(collapsed) < 2 or not key.startswith(collapsed[0]):
+    if not key.startswith(letters[0]):
         return False
     position = 0
-    for ch in collapsed:
+    for ch in letters:
         position = key.find(ch, position)
         if position == -1:
             return False
