@@ -300,7 +300,7 @@ def metrics_at(text: str) -> list[tuple[int, int, tuple[Metric, ...]]]:
     by_first = _phrases()
     lowered = text.lower()
     matches = list(_TOKEN.finditer(lowered))
-    words = [m.group() for m in matches]
+    words = [m[0] for m in matches]
     out: list[tuple[int, int, tuple[Metric, ...]]] = []
     count = len(words)
     i = 0

@@ -193,7 +193,7 @@ def _derive_one(r: Reading, index: EvidenceIndex, pool: Collection[str] | None,
         else:
             cells = [e for e in index.by_field.get(name, ()) if e.kind == "percent"
                      and (pool is None or e.source in pool) and e.period is not None]
-        first = None
+        earliest: Derivation | None = None
         for now, then in _pairs(r, cells, tied):
             change = now.value - then.value
             found = Derivation(_agrees(r, change), change,
@@ -202,8 +202,8 @@ def _derive_one(r: Reading, index: EvidenceIndex, pool: Collection[str] | None,
                                f"[{now.source}]", now.source, (now, then))
             if found.ok:
                 return found
-            first = first or found
-        return first
+            earliest = earliest or found
+        return earliest
     if r.role == "share" and claim.kind == "percent":
         return _ratio(r, index, pool, companies, name, r.denominator, label, tied)
     if claim.kind in ("percent", "multiple") and metric.parts is not None:

@@ -65,7 +65,6 @@ _NEGATIVE_CURRENCY = re.compile(r"[-−–]\s?(?:US\$|\$|€|£|¥)\s?$")
 _OPEN_PAREN = re.compile(r"\(\s?(?:US\$|\$|€|£|¥)?\s?$")
 _LEAD = re.compile(r"(?:[-−–]\s?)?(?:US\$|C\$|A\$|HK\$|\$|€|£|¥|USD|EUR|GBP|JPY|CNY|RMB|INR)"
                    r"\s?[(]?\s?$|[(]$|[-−]$", re.IGNORECASE)
-_WORD_BEFORE = re.compile(r"([A-Za-z][\w&.+'’]*)[ \u00a0]$")
 _THE_BEFORE = re.compile(r"\b[Tt]he[ \u00a0]$")
 _NAME_AFTER = re.compile(r"[ \u00a0][A-Z][A-Za-z]")
 
@@ -84,7 +83,7 @@ _JOINED_FRAMING = re.compile(
     r"|\d{1,2}/\d{1,2}/\d{2,4}"  # 9/28/2024
     r"|\d{1,2}:\d{2}.*")  # times of day
 _PHONE_AREA = re.compile(r"\(\d{3}\)(?=\s?\d{3}-\d{4})")
-_ACCESSION_PLAIN = re.compile(r"(?<!\d)\d{18}(?!\d)")
+_ACCESSION_PLAIN = re.compile(r"\d{18}(?!\d)")
 _MONTH_DATE = re.compile(
     r"\b(?:[Jj]an|[Ff]eb|[Mm]ar|[Aa]pr|[Mm]ay|[Jj]un|[Jj]ul|[Aa]ug|[Ss]ep|[Oo]ct|[Nn]ov|[Dd]ec)"
     r"[a-z]*\.?\s+\d{1,2}(?:st|nd|rd|th)?\b(?:,?\s+\d{4}\b)?")
@@ -150,9 +149,11 @@ class Claim:
         return self.kind == "number" and not self.scaled
 
 
-def mask_framing(text: str) -> str:
+def mask_framing(text: str, *, dates: bool = True) -> str:
     """``text`` with links, e-mail addresses, accession and file numbers, phone numbers,
-    dates and times blanked (same length), so their digits are not read as figures."""
+    dates and times blanked (same length), so their digits are not read as figures.
+    ``dates=False`` leaves "Sep 28, 2024" alone (a figure reader excludes its day and year
+    itself: a month before or after a day, a bare year)."""
     spans = [m.span() for m in _LINKS.finditer(text)]
     if "@" in text:
         spans.extend(m.span() for m in _EMAIL.finditer(text))
@@ -161,8 +162,9 @@ def mask_framing(text: str) -> str:
             spans.append(m.span())
     if "(" in text:
         spans.extend(m.span() for m in _PHONE_AREA.finditer(text))
-    spans.extend(m.span() for m in _ACCESSION_PLAIN.finditer(text))
-    for pattern in (_MONTH_DATE, _DAY_MONTH):
+    spans.extend(m.span() for m in _ACCESSION_PLAIN.finditer(text)
+                 if not (m.start() and text[m.start() - 1].isdigit()))
+    for pattern in (_MONTH_DATE, _DAY_MONTH) if dates else ():
         for m in pattern.finditer(text):
             word = _MONTH_WORD.search(m.group())
             if word is not None and word.group().lower() in _MONTH_WORDS:  # not "Mayfair 12"
@@ -185,7 +187,7 @@ def significant_digits(raw: str) -> int:
 
 def extract_claims(text: str) -> list[Claim]:
     """Every figure ``text`` states, in order (see the module docstring for what is not)."""
-    masked = mask_framing(text)
+    masked = mask_framing(text, dates=False)
     claims: list[Claim] = []
     for match in CORE.finditer(masked):
         claim = _claim_at(masked, match, text)
@@ -275,7 +277,7 @@ def _claim_at(masked: str, match: re.Match[str], original: str) -> Claim | None:
         return None  # list numbering
     if bare and decimals and (_version_before(masked, start) or _names_something(masked, start)):
         return None  # iOS 18.1, version 2.5, Gemini 1.5
-    if bare and "," not in raw and not decimals and _THE_BEFORE.search(masked, 0, start) and \
+    if bare and "," not in raw and not decimals and _THE_BEFORE.search(masked, max(0, start - 5), start) and \
             _NAME_AFTER.match(masked, end):
         return None  # the 737 MAX, the 787 Dreamliner
     if unit == "x" and masked[end:end + 1] == "X" and not decimals and value >= 100:
@@ -343,13 +345,23 @@ def _ends_with_currency(before: str) -> bool:
         stripped[-3:].isalpha() and len(stripped) > 3 and stripped[-4].isalpha())
 
 
+def _word_before(masked: str, start: int) -> str:
+    """The word right before ``start`` when one space separates them ('' otherwise)."""
+    if start < 2 or masked[start - 1] not in " \u00a0" or masked[start - 2].isspace():
+        return ""
+    before = masked[max(0, start - 40):start - 1]
+    cut = max(before.rfind(" "), before.rfind("\n"), before.rfind("\t"), before.rfind("("),
+              before.rfind("\u00a0"))
+    word = before[cut + 1:]
+    return word if word[:1].isalpha() else ""
+
+
 def _names_something(masked: str, start: int) -> bool:
     """Whether the bare number at ``start`` follows a name (a capitalised word that is not
     a sentence's lead-in): ``iPhone 16``, ``RTX 4090``, ``S&P 500``, ``Windows 11``."""
-    found = _WORD_BEFORE.search(masked, max(0, start - 40), start)
-    if found is None:
+    word = _word_before(masked, start).rstrip(".'’")
+    if not word:
         return False
-    word = found.group(1).rstrip(".'’")
     if not any(ch.isupper() for ch in word):
         return word.lower() in _VERSION_WORDS
     if word.lower() in _LEAD_WORDS:
@@ -358,5 +370,4 @@ def _names_something(masked: str, start: int) -> bool:
 
 
 def _version_before(masked: str, start: int) -> bool:
-    found = _WORD_BEFORE.search(masked, max(0, start - 40), start)
-    return found is not None and found.group(1).lower().rstrip(".") in _VERSION_WORDS
+    return _word_before(masked, start).lower().rstrip(".") in _VERSION_WORDS

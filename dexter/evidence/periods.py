@@ -247,7 +247,7 @@ def _find_periods(text: str) -> tuple[Mention, ...]:
     lowered = text.lower()
     dispatch = _DISPATCH
     for word in _WORD.finditer(lowered):
-        token = word.group()
+        token = word[0]
         found = dispatch.get(token)
         if found is None and not (token[0] in "fcq1234" and _FY_TOKEN.fullmatch(token)):
             continue

@@ -112,11 +112,6 @@ _BREAK = re.compile(
     r",\s|;\s|\s[—–]\s|\s(?:and|while|whereas|but|versus|vs\.?|compared\s+(?:with|to)|"
     r"against|although|though|yet|with|which|plus|as\s+well\s+as|after|before|"
     r"up\s+from|down\s+from|from)\s", re.IGNORECASE)
-_BASE_BEFORE = re.compile(
-    r"(?:\bfrom|\bthan|\bversus|\bvs\.?|compared\s+(?:with|to)|\bagainst|relative\s+to|"
-    r"\bover|\bsince|year-ago|a\s+year\s+earlier|prior[\s-]year|\bin\s+the\s+prior)"
-    r"\s+(?:the\s+|a\s+|an\s+)?(?:about\s+|roughly\s+|nearly\s+|approximately\s+)?$",
-    re.IGNORECASE)
 _OWN_AFTER = re.compile(
     r"^[\s,]*(?:\(\s*)?(?:(?:year[\s-]over[\s-]year|year[\s-]on[\s-]year|yoy|y/y|"
     r"sequentially|from\s+a\s+year\s+earlier)\s+)?(?:in|for|during|at|as\s+of|of|through|ending|ended|on|by\s+the\s+end"
@@ -129,19 +124,6 @@ _BASE_AFTER = re.compile(
 _LEADING = re.compile(r"^\s*(?:[-*•#]+\s*)?(?:in|for|during|over|throughout|as\s+of|"
                       r"at\s+the\s+end\s+of|by\s+the\s+end\s+of|through)\s+(?:the\s+)?$",
                       re.IGNORECASE)
-_LOSS = re.compile(r"\b(?:loss|losses|deficit|negative|outflows?|burn(?:ed|t|s)?|burning|used|"
-                   r"shortfall|lost|lose|cash\s+burn|net\s+use)\b", re.IGNORECASE)
-_GAIN = re.compile(r"\b(?:profit|profits|profitable|positive|inflows?|generated|generating|"
-                   r"earned|gain|gains|provided)\b", re.IGNORECASE)
-_UP = re.compile(r"\b(?:rose|rise|rises|rising|grew|grow|grows|growing|growth|increased?|"
-                 r"increases|increasing|up|climbed|climb|jumped|jump|gained|gain|expanded|"
-                 r"expand|expansion|improved|improvement|higher|surged|soared|accelerated|"
-                 r"advanced|added|boosted)\b", re.IGNORECASE)
-_DOWN = re.compile(r"\b(?:fell|fall|falls|falling|declined?|declines|declining|decreased?|"
-                   r"decreases|decreasing|down|dropped|drop|drops|slipped|slid|contracted|"
-                   r"contraction|shrank|shrink|lower|slumped|plunged|plummeted|tumbled|"
-                   r"compressed|compression|eroded|narrowed|reduced|reduction|lost)\b",
-                   re.IGNORECASE)
 # the same words as sets, for the hot path: a word lookup is much cheaper than a regex over
 # a case-insensitive alternation
 _UP_WORDS = words("""
@@ -194,8 +176,8 @@ def _after_base(text: str) -> bool:
         return False
     if found[-1] in _BASE_WORDS or found[-1] in ("year-ago", "prior-year"):
         return True
-    return len(found) >= 2 and " ".join(found[-2:]) in _BASE_PAIRS or \
-        len(found) >= 3 and " ".join(found[-3:]) in _BASE_PAIRS
+    return (len(found) >= 2 and " ".join(found[-2:]) in _BASE_PAIRS) or \
+        (len(found) >= 3 and " ".join(found[-3:]) in _BASE_PAIRS)
 
 
 def _after_to(text: str) -> bool:
@@ -244,7 +226,6 @@ def _says_compound(text: str) -> bool:
         return True
     return "per year" in lowered or "each year" in lowered or "yearly average" in lowered or \
         any(w in _CAGR_SET for w in _WORDS_OF.findall(lowered))
-_TO_BEFORE = re.compile(r"\bto\s+(?:about\s+|roughly\s+)?$", re.IGNORECASE)
 _FILLER_AFTER = re.compile(r"\s*(?:in|of|worth\s+of|for|from)?\s*(?:the\s+|its\s+)?"
                            r"(?:total\s+|annual\s+|quarterly\s+|full-year\s+)?", re.IGNORECASE)
 _PERIOD_TOKEN = re.compile(r"(?:fy|cy|q[1-4]|h[12]|[1-4]q)\S*")
@@ -256,16 +237,6 @@ _QUALIFIER_AFTER = re.compile(r"\s+(?:from|in|of|for|at|within)\s+(?:the\s+|its\
 _IMMEDIATE = re.compile(r"(?:['’]s)?\s*[:=]?\s*(?:of\s+)?")
 _BEFORE_METRIC = re.compile(r"[\s'’s]*(?:[A-Z][\w&.-]*(?:'s|’s)?\s+)?(?:the\s+|its\s+|"
                             r"total\s+|net\s+|reported\s+|gaap\s+)?\s*", re.IGNORECASE)
-_CHANGE_WORDS = re.compile(r"\b(?:growth|change|changed|yoy|y/y|year[\s-]over[\s-]year|"
-                           r"year[\s-]on[\s-]year|sequential(?:ly)?|q/q|qoq|"
-                           r"quarter[\s-]over[\s-]quarter)\b", re.IGNORECASE)
-_CAGR = re.compile(r"\b(?:cagr|compound\w*|annuali[sz]ed|(?:a|per)\s+year\b(?!\s+earlier)|"
-                   r"annually|each\s+year|yearly\s+average)", re.IGNORECASE)
-_DIFF_BEFORE = re.compile(r"(?:\bby\s+(?:about\s+|roughly\s+|nearly\s+|some\s+)?$|"
-                          r"\b(?:up|down|added|lost|rose|fell|grew|increased|decreased|"
-                          r"declined|jumped|dropped|climbed)\s+(?:about\s+|roughly\s+|nearly\s+)?$|"
-                          r"\b(?:increase|decrease|decline|gain|drop|rise|improvement)\s+of\s+"
-                          r"(?:about\s+|roughly\s+|nearly\s+)?$)", re.IGNORECASE)
 _DIFF_AFTER = re.compile(r"^\s*(?:\[[^\]]*\]\s*)?(?:more|less|higher|lower|above|below)\s+than\b|"
                          r"^\s*(?:\[[^\]]*\]\s*)?(?:increase|decrease|decline|rise|drop|jump|"
                          r"gain|improvement)\b",
@@ -273,17 +244,12 @@ _DIFF_AFTER = re.compile(r"^\s*(?:\[[^\]]*\]\s*)?(?:more|less|higher|lower|above
 _SHARE_AFTER = re.compile(r"\s*(?:\[[^\]]*\]\s*)?of\s+(?:the\s+|its\s+|total\s+|all\s+|"
                           r"apple's\s+|the\s+company's\s+)*(?P<what>[a-z&][\w&\s,'-]{0,60})",
                           re.IGNORECASE)
-_SHARE_BEFORE = re.compile(r"\b(?:accounted\s+for|made\s+up|represented|comprised|"
-                           r"contributed|equal\s+to|share\s+of)\s+(?:about\s+|roughly\s+|"
-                           r"nearly\s+|approximately\s+|some\s+)?$", re.IGNORECASE)
 _RESPECTIVELY = re.compile(r"\brespectively\b", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"[.!?]\s+(?=[A-Z(\[*\"'“$0-9-])|\n+")
 _ABBREVIATIONS = re.compile(r"(?:\b(?:inc|corp|co|ltd|plc|llc|vs|e\.g|i\.e|approx|est|no|"
                             r"mr|ms|dr|st|u\.s|u\.k|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|"
                             r"nov|dec|fig|ref|etc|al)\.|\b[A-Z]\.)$", re.IGNORECASE)
-_POSSESSIVE = re.compile(r"([A-Z][\w&.-]*(?:\s+[A-Z][\w&.-]*){0,2})(?:'s|’s|')(?=\s)")
 _TICKER = re.compile(r"\$?([A-Z]{1,5}(?:\.[A-Z])?)(?![\w])")
-_NAME = re.compile(r"(?<![\w])([A-Z][A-Za-z&.-]+(?:\s+[A-Z][A-Za-z&.-]+){0,2})")
 _TABLE_LINE = re.compile(r"^\s*\|.*\|\s*$")
 _SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$")
 
@@ -870,7 +836,7 @@ def _bind_periods(answer: str, claim: Claim, unit_periods: list[Mention],
             if p.end > claim.start or p.start - unit_start > 40:
                 continue
             lead = clean[unit_start:p.start]
-            if not lead.strip(" -*•#\n") or _LEADING.search(lead):
+            if not lead.strip(" -*•#\n") or _LEADING.match(lead):
                 own.append(p)
     if not own:
         in_clause = [p for p in unit_periods if c_start <= p.start and p.end <= c_end
