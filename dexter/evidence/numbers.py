@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 from dexter.metrics import metrics_at
@@ -149,11 +150,12 @@ class Claim:
         return self.kind == "number" and not self.scaled
 
 
-def mask_framing(text: str, *, dates: bool = True) -> str:
+def mask_framing(text: str, *, dates: bool = True, runs: bool = True) -> str:
     """``text`` with links, e-mail addresses, accession and file numbers, phone numbers,
     dates and times blanked (same length), so their digits are not read as figures.
     ``dates=False`` leaves "Sep 28, 2024" alone (a figure reader excludes its day and year
-    itself: a month before or after a day, a bare year)."""
+    itself: a month before or after a day, a bare year); ``runs=False`` leaves 18-digit
+    runs (plain accession numbers) to the reader as well."""
     spans = [m.span() for m in _LINKS.finditer(text)]
     if "@" in text:
         spans.extend(m.span() for m in _EMAIL.finditer(text))
@@ -162,8 +164,9 @@ def mask_framing(text: str, *, dates: bool = True) -> str:
             spans.append(m.span())
     if "(" in text:
         spans.extend(m.span() for m in _PHONE_AREA.finditer(text))
-    spans.extend(m.span() for m in _ACCESSION_PLAIN.finditer(text)
-                 if not (m.start() and text[m.start() - 1].isdigit()))
+    if runs:
+        spans.extend(m.span() for m in _ACCESSION_PLAIN.finditer(text)
+                     if not (m.start() and text[m.start() - 1].isdigit()))
     for pattern in (_MONTH_DATE, _DAY_MONTH) if dates else ():
         for m in pattern.finditer(text):
             word = _MONTH_WORD.search(m.group())
@@ -187,7 +190,7 @@ def significant_digits(raw: str) -> int:
 
 def extract_claims(text: str) -> list[Claim]:
     """Every figure ``text`` states, in order (see the module docstring for what is not)."""
-    masked = mask_framing(text, dates=False)
+    masked = mask_framing(text, dates=False, runs=False)
     claims: list[Claim] = []
     for match in CORE.finditer(masked):
         claim = _claim_at(masked, match, text)
@@ -240,8 +243,10 @@ def _claim_at(masked: str, match: re.Match[str], original: str) -> Claim | None:
     nxt = masked[end] if end < len(masked) else ""
     if glued_to_letters(masked, start, end):
         return None
-    if "e" in raw.lower() or (raw.startswith(".") and prev.isdigit()):
+    if "e" in raw or "E" in raw or (raw.startswith(".") and prev.isdigit()):
         return None  # exponent notation is data, not prose; 2.5.1's last part
+    if len(raw) >= 18 and raw.isdigit():
+        return None  # an accession number written without dashes
     if nxt == "." and end + 1 < len(masked) and masked[end + 1].isdigit():
         return None  # 4.2.1
     before = masked[max(0, start - 24):start]
@@ -250,18 +255,21 @@ def _claim_at(masked: str, match: re.Match[str], original: str) -> Claim | None:
         return None  # Item 7, Note 12, Sep 28
     after = AFTER.match(masked, end)
     assert after is not None  # every group is optional
-    unit = " ".join((after.group("unit") or "").lower().split())
-    scale = scale_of(after)
-    glued = after.group("glued")
-    if glued and nxt.isspace():
-        glued = None
-    if after.end() < len(masked) and masked[after.end() - 1:after.end()].isalnum() \
-            and masked[after.end()].isalpha() and not after.group("word") \
-            and not after.group("short") and not after.group("money"):
-        return None  # 16GB, 3nm, 2nd, 1990s: the number is part of a word
-    if after.end() == end and nxt.isalpha():
-        return None
-    currency = _ends_with_currency(before) or bool(after.group("money"))
+    after_end = after.end()
+    if after_end == end:  # nothing after the number: the common case, read fast
+        if nxt.isalpha():
+            return None
+        unit, scale, money, word_or_short = "", 1.0, None, False
+    else:
+        _close, glued, word, short, _close2, unit_raw, money = after.groups()
+        unit = " ".join(unit_raw.lower().split()) if unit_raw else ""
+        scale = SCALE_WORDS[word.lower()] if word else SCALE_SHORT[short.lower()] if short \
+            else SCALE_SHORT[glued.lower()] if glued else 1.0
+        word_or_short = bool(word or short or money)
+        if after_end < len(masked) and masked[after_end - 1].isalnum() \
+                and masked[after_end].isalpha() and not word_or_short:
+            return None  # 16GB, 3nm, 2nd, 1990s: the number is part of a word
+    currency = _ends_with_currency(before) or bool(money)
     decimals = len(raw.split(".")[1]) if "." in raw else 0
     bare = not currency and not unit and scale == 1.0
     value = float(raw.replace(",", ""))
@@ -297,18 +305,19 @@ def _claim_at(masked: str, match: re.Match[str], original: str) -> Claim | None:
         kind = "money"
     negative = prev != "" and prev in "-−–" and not (start > 1 and masked[start - 2].isalnum())
     in_parens = "(" in before[-6:] and bool(_OPEN_PAREN.search(before)) and \
-        ")" in masked[end:after.end() + 2]
+        ")" in masked[end:after_end + 2]
     if (in_parens and bare) or (currency and _NEGATIVE_CURRENCY.search(before)):
         negative = True
     tolerance = 0.5 * 10.0 ** (-decimals) * scale
-    text_end = after.end() if (unit or scale != 1.0 or after.group("money")) else end
+    text_end = after_end if (unit or scale != 1.0 or money) else end
     text_start = start
     if currency or before.endswith(("(", "-", "−", "–")):
-        lead = _LEAD.search(before)
+        near = before[-10:]  # the longest lead, "-US$ ( ", is shorter
+        lead = _LEAD.search(near)
         if lead is not None:
-            text_start = start - (len(before) - lead.start())
+            text_start = start - (len(near) - lead.start())
     if in_parens:
-        close = masked.find(")", end, after.end() + 2)
+        close = masked.find(")", end, after_end + 2)
         text_end = max(text_end, close + 1)
         opening = original.rfind("(", 0, text_start + 1)
         if opening != -1 and not original[opening + 1:text_start].strip():
@@ -360,8 +369,11 @@ def _names_something(masked: str, start: int) -> bool:
     """Whether the bare number at ``start`` follows a name (a capitalised word that is not
     a sentence's lead-in): ``iPhone 16``, ``RTX 4090``, ``S&P 500``, ``Windows 11``."""
     word = _word_before(masked, start).rstrip(".'’")
-    if not word:
-        return False
+    return bool(word) and _is_name(word)
+
+
+@lru_cache(maxsize=4096)
+def _is_name(word: str) -> bool:
     if not any(ch.isupper() for ch in word):
         return word.lower() in _VERSION_WORDS
     if word.lower() in _LEAD_WORDS:

@@ -245,16 +245,10 @@ def _find_periods(text: str) -> tuple[Mention, ...]:
     out: list[Mention] = []
     reached = 0
     lowered = text.lower()
-    dispatch = _DISPATCH
-    for word in _WORD.finditer(lowered):
-        token = word[0]
-        found = dispatch.get(token)
-        if found is None and not (token[0] in "fcq1234" and _FY_TOKEN.fullmatch(token)):
-            continue
-        start = word.start()
+    for start, token in _starts(lowered):
         if start < reached or (start and text[start - 1].isalnum()):
             continue
-        for name in found or _alternatives(token):
+        for name in _alternatives(token):
             match = _PATTERNS[name].match(text, start)
             if match is None:
                 continue
@@ -264,6 +258,30 @@ def _find_periods(text: str) -> tuple[Mention, ...]:
                 reached = match.end()
                 break
     return tuple(out)
+
+
+def _starts(lowered: str) -> list[tuple[int, str]]:
+    """Where a period can start in ``lowered``: ``(offset, word)`` for every word a
+    period's name begins with, in order. The words the text holds are found first, then
+    each one's places (a scan for one literal word is fast; a Python loop over every word
+    of a long answer is not)."""
+    if len(lowered) < 400:
+        return [(m.start(), m[0]) for m in _WORD.finditer(lowered) if _alternatives(m[0])]
+    found = []
+    for token in set(_WORD.findall(lowered)):
+        if not _alternatives(token):
+            continue
+        for m in _literal(token).finditer(lowered):
+            at = m.start()
+            if not at or not ("a" <= lowered[at - 1] <= "z" or "0" <= lowered[at - 1] <= "9"):
+                found.append((at, token))
+    found.sort()
+    return found
+
+
+@lru_cache(maxsize=4096)
+def _literal(token: str) -> re.Pattern[str]:
+    return re.compile(re.escape(token) + "(?![a-z0-9])")
 
 
 def _refs(m: re.Match[str]) -> tuple[PeriodRef, ...]:

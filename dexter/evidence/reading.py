@@ -108,10 +108,10 @@ as than versus vs vs. compared over under about around nearly approximately roug
 some both each all also just only still even yet however whose which where when what who
 whom into onto across per year-over-year yoy sequential sequentially
 """)
-_BREAK = re.compile(
-    r",\s|;\s|\s[—–]\s|\s(?:and|while|whereas|but|versus|vs\.?|compared\s+(?:with|to)|"
-    r"against|although|though|yet|with|which|plus|as\s+well\s+as|after|before|"
-    r"up\s+from|down\s+from|from)\s", re.IGNORECASE)
+_BREAK = re.compile(  # read in lower case
+    r",\s|;\s|\s[—–]\s|\s(?=[abvctywpudf])(?:and|while|whereas|but|versus|vs\.?|"
+    r"compared\s+(?:with|to)|against|although|though|yet|with|which|plus|as\s+well\s+as|"
+    r"after|before|up\s+from|down\s+from|from)\s")
 _OWN_AFTER = re.compile(
     r"^[\s,]*(?:\(\s*)?(?:(?:year[\s-]over[\s-]year|year[\s-]on[\s-]year|yoy|y/y|"
     r"sequentially|from\s+a\s+year\s+earlier)\s+)?(?:in|for|during|at|as\s+of|of|through|ending|ended|on|by\s+the\s+end"
@@ -181,22 +181,31 @@ def _after_base(text: str) -> bool:
 
 
 def _after_to(text: str) -> bool:
-    found = _last_words(text)
+    return _to_last(_last_words(text))
+
+
+def _to_last(found: list[str]) -> bool:
     return bool(found) and found[-1] == "to"
 
 
 def _after_change(text: str) -> bool:
     """"up $7.8B", "by $7.8B", "an increase of $7.8B"."""
-    found = _last_words(text)
+    return _change_last(_last_words(text))
+
+
+def _change_last(found: list[str]) -> bool:
     if not found:
         return False
-    if found[-1] in ("by",) or found[-1] in _DIFF_VERBS:
+    if found[-1] == "by" or found[-1] in _DIFF_VERBS:
         return True
     return len(found) >= 2 and found[-1] == "of" and found[-2] in _DIFF_NOUNS
 
 
 def _after_share(text: str) -> bool:
-    found = _last_words(text)
+    return _share_last(_last_words(text))
+
+
+def _share_last(found: list[str]) -> bool:
     if not found:
         return False
     return found[-1] in _SHARE_WORDS or (len(found) >= 2 and " ".join(found[-2:])
@@ -205,7 +214,11 @@ def _after_share(text: str) -> bool:
 
 def _direction(window: str) -> int:
     """-1 when the words say a fall, +1 a rise, 0 neither (the first such word decides)."""
-    for word in _WORDS_OF.findall(window.lower()):
+    return _direction_of(_WORDS_OF.findall(window.lower()))
+
+
+def _direction_of(found: list[str]) -> int:
+    for word in found:
         if word in _DOWN_WORDS:
             return -1
         if word in _UP_WORDS:
@@ -215,7 +228,11 @@ def _direction(window: str) -> int:
 
 def _says_change(window: str) -> bool:
     lowered = window.lower()
-    return any(w in _CHANGE_SET for w in _WORDS_OF.findall(lowered)) or \
+    return _change_said(lowered, _WORDS_OF.findall(lowered))
+
+
+def _change_said(lowered: str, found: list[str]) -> bool:
+    return any(w in _CHANGE_SET for w in found) or \
         "over-year" in lowered or "over year" in lowered or "on-year" in lowered or \
         "on year" in lowered or "over-quarter" in lowered or "over quarter" in lowered
 
@@ -225,7 +242,8 @@ def _says_compound(text: str) -> bool:
     if "compound" in lowered or (" a year" in lowered and "a year earlier" not in lowered):
         return True
     return "per year" in lowered or "each year" in lowered or "yearly average" in lowered or \
-        any(w in _CAGR_SET for w in _WORDS_OF.findall(lowered))
+        (("cagr" in lowered or "annual" in lowered) and
+         any(w in _CAGR_SET for w in _WORDS_OF.findall(lowered)))
 _FILLER_AFTER = re.compile(r"\s*(?:in|of|worth\s+of|for|from)?\s*(?:the\s+|its\s+)?"
                            r"(?:total\s+|annual\s+|quarterly\s+|full-year\s+)?", re.IGNORECASE)
 _PERIOD_TOKEN = re.compile(r"(?:fy|cy|q[1-4]|h[12]|[1-4]q)\S*")
@@ -249,7 +267,7 @@ _SENTENCE_END = re.compile(r"[.!?]\s+(?=[A-Z(\[*\"'“$0-9-])|\n+")
 _ABBREVIATIONS = re.compile(r"(?:\b(?:inc|corp|co|ltd|plc|llc|vs|e\.g|i\.e|approx|est|no|"
                             r"mr|ms|dr|st|u\.s|u\.k|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|"
                             r"nov|dec|fig|ref|etc|al)\.|\b[A-Z]\.)$", re.IGNORECASE)
-_TICKER = re.compile(r"\$?([A-Z]{1,5}(?:\.[A-Z])?)(?![\w])")
+_TICKER_WORD = re.compile(r"[A-Z][A-Z]{0,4}(?:\.[A-Z])?(?![\w])")  # found fast; "$" checked after
 _TABLE_LINE = re.compile(r"^\s*\|.*\|\s*$")
 _SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$")
 
@@ -275,9 +293,10 @@ class _Unit:
     """``money``, ``percent``, ``multiple``, ``number`` or '' (nothing stated)."""
 
 
+@lru_cache(maxsize=4096)
 def unit_of_label(text: str) -> _Unit:
     """The unit a table header, row label or caption states (``Revenue ($B)``, ``USD
-    millions``, ``Margin (%)``), or an empty unit."""
+    millions``, ``Margin (%)``), or an empty unit (headers repeat: remembered)."""
     lowered = text.lower()
     for match in _UNIT.finditer(text):
         if match.group("pct"):
@@ -531,7 +550,7 @@ def read_answer(answer: str, claims: Sequence[Claim], resolve: Resolver,
         readings.append(_read_prose(
             answer, claim, index, (start, end), siblings, mentions, mention_starts, periods,
             period_starts, companies, company_starts, citations, citation_starts, structure,
-            [placed[i][0] for i in by_unit[u]], breaks))
+            [placed[i][0] for i in by_unit[u]], breaks, lowered))
     _pair_respectively(answer, readings, placed, structure, periods, mentions)
     _inherit_periods(readings)
     return readings
@@ -553,16 +572,18 @@ class _Breaks:
     cuts: list[int]
 
 
-def _breaks(answer: str, start: int, end: int, protected: Sequence[tuple[int, int]]
+def _breaks(lowered: str, start: int, end: int, protected: Sequence[tuple[int, int]]
             ) -> _Breaks:
+    """The clause breaks of the unit ``start``-``end`` (``lowered``: the answer in lower
+    case)."""
     starts: list[int] = []
     cuts: list[int] = []
-    for match in _BREAK.finditer(answer, start, end):
+    for match in _BREAK.finditer(lowered, start, end):
         a = match.start()
         if any(p0 <= a < p1 for p0, p1 in protected):
             continue  # never inside a metric's name ("selling, general and administrative")
         cuts.append(a)
-        starts.append(a + (1 if answer[a] in ",;:" else 0))
+        starts.append(a + (1 if lowered[a] in ",;:" else 0))
     return _Breaks(starts, cuts)
 
 
@@ -587,13 +608,13 @@ def _read_prose(answer: str, claim: Claim, index: int, unit: tuple[int, int],
                 companies: list[tuple[int, int, str]], company_starts: list[int],
                 citations: Sequence[object], citation_starts: list[int],
                 structure: _Structure, unit_claims: list[Claim],
-                breaks: dict[tuple[int, int], _Breaks]) -> Reading:
+                breaks: dict[tuple[int, int], _Breaks], lowered: str) -> Reading:
     start, end = unit
     lo = bisect.bisect_left(mention_starts, start)
     hi = bisect.bisect_left(mention_starts, end)
     unit_mentions = mentions[lo:hi]
     if unit not in breaks:
-        breaks[unit] = _breaks(answer, start, end, [(m.start, m.end) for m in unit_mentions])
+        breaks[unit] = _breaks(lowered, start, end, [(m.start, m.end) for m in unit_mentions])
     c_start, c_end = _clause(breaks[unit], start, end, claim)
 
     role, direction = _role(answer, claim, start, c_start, c_end)
@@ -662,35 +683,33 @@ def _fields_for(found: tuple[str, ...], claim: Claim, role: Role) -> tuple[str, 
 
 def _role(answer: str, claim: Claim, unit_start: int, c_start: int, c_end: int
           ) -> tuple[Role, int]:
-    near_before = answer[max(unit_start, claim.start - 40):claim.start]
     after = answer[claim.end:min(c_end, claim.end + 40)]
-    # the words right before the figure, as one short string the anchored patterns read
-    tail = " ".join(answer[max(c_start, claim.start - 40):claim.start].split()[-4:]) + " "
-    words_after = " ".join(after.split()[:4])
-    window = f"{' '.join(near_before.split()[-4:])} {words_after}"
-    direction = _direction(window)
+    # the words right before the figure (in its clause), and around it (in its unit)
+    tail = answer[max(c_start, claim.start - 40):claim.start].split()[-4:]
+    last = _last_words(" ".join(tail))
+    window = (f"{' '.join(answer[max(unit_start, claim.start - 40):claim.start].split()[-4:])}"
+              f" {' '.join(after.split()[:4])}").lower()
+    found = _WORDS_OF.findall(window)
+    direction = _direction_of(found)
     if claim.kind == "percent":
         if _says_compound(answer[max(unit_start, claim.start - 80):claim.start]) or \
                 _says_compound(answer[claim.end:min(len(answer), claim.end + 24)]):
             return "cagr", direction
-        if _after_share(tail) or (not direction and
-                                          _SHARE_AFTER.match(answer, claim.end)):
+        if _share_last(last) or (not direction and _SHARE_AFTER.match(answer, claim.end)):
             return "share", direction
-        if direction or _says_change(window):
-            if _after_to(tail):
+        if direction or _change_said(window, found):
+            if _to_last(last):
                 return "level", direction  # "rose to 46.2%"
             lowered = claim.text.lower()
             points = "point" in lowered or "bp" in lowered or "pp" in lowered or \
                 "pt" in lowered
             return ("difference" if points else "growth"), direction
         return "level", direction
-    if claim.kind in ("money", "number") and (direction or " by " in f" {tail}") and (
-            _after_change(tail) or _DIFF_AFTER.match(after)) and \
-            not _after_to(tail):
-        return "difference", direction
-    if claim.kind in ("money", "number") and _DIFF_AFTER.match(after) and \
-            not _after_to(tail):
-        return "difference", direction
+    if claim.kind in ("money", "number") and not _to_last(last):
+        if (direction or "by" in tail) and _change_last(last):
+            return "difference", direction
+        if _DIFF_AFTER.match(after):
+            return "difference", direction
     return "level", direction
 
 
@@ -752,19 +771,19 @@ def _qualifier(answer: str, mention: _MetricMention, claim: Claim, unit_start: i
     """The words that narrow the metric phrase to a segment, product or region ("iPhone
     revenue", "revenue from Services", "automotive gross margin"), or ''."""
     before = answer[max(unit_start, mention.start - 48):mention.start]
-    words = [w.strip("\"“”()[]{},;:") for w in before.split()]
-    words = [w for w in words if w and any(ch.isalpha() for ch in w)]
     taken: list[str] = []
-    for word in reversed(words):
-        bare = word.lower().rstrip(".,").removesuffix("'s").removesuffix("’s")
-        offset = mention.start - len(before) + before.rfind(word)
-        is_company = _at_company(companies, offset)
-        possessive = word.endswith(("'s", "’s", "'", "’"))
-        period_word = bool(_PERIOD_WORD.fullmatch(bare))
-        if is_company or possessive or period_word or bare in _NEUTRAL or "$" in word \
-                or len(taken) >= 3:
+    stripped = before.rstrip()
+    for raw in reversed(before.split()):
+        word = raw.strip("\"“”()[]{},;:")
+        if not _HAS_LETTER.search(word):
+            continue  # "$", "--", "2024": no word
+        if len(taken) >= 3 or "$" in word or word.endswith(("'s", "’s", "'", "’")):
+            break  # a possessive names a company, not a segment
+        if not taken and not stripped.endswith(word):
             break
-        if not before.rstrip().endswith(word) and not taken:
+        bare = word.lower().rstrip(".,")
+        if bare in _NEUTRAL or _PERIOD_WORD.fullmatch(bare) or \
+                _at_company(companies, mention.start - len(before) + before.rfind(word)):
             break
         taken.insert(0, word.rstrip(".,"))
     if taken:
@@ -863,18 +882,21 @@ def _bind_periods(answer: str, claim: Claim, unit_periods: list[Mention],
 
 
 _CAPITALISED = re.compile(r"[A-Z][A-Za-z&.-]+")
+_HAS_LETTER = re.compile(r"[^\W\d_]")
 
 
 def _company_mentions(answer: str, resolve: Resolver) -> list[tuple[int, int, str]]:
     """Companies the answer names: ``(start, end, ticker)``, in order."""
     found: dict[int, tuple[int, int, str]] = {}
-    for match in _TICKER.finditer(answer):
+    for match in _TICKER_WORD.finditer(answer):
         at = match.start()
+        if at and answer[at - 1] == "$":
+            at -= 1  # $TSLA
         if at and (answer[at - 1].isalnum() or answer[at - 1] in "_$"):
             continue
-        ticker = resolve(match.group(1))
+        ticker = resolve(match.group())
         if ticker is not None:
-            found[match.start()] = (match.start(), match.end(), ticker)
+            found[at] = (at, match.end(), ticker)
     names = [m for m in _CAPITALISED.finditer(answer)
              if not (m.start() and (answer[m.start() - 1].isalnum() or answer[m.start() - 1] == "_"))]
     for i, match in enumerate(names):
