@@ -63,6 +63,7 @@ _TIME_AFTER = re.compile(
 _LIST_NUMBER = re.compile(r"(?:^|\n)[ \t>*#-]*$")
 _LIST_AFTER = re.compile(r"[.)]\s")
 _NEGATIVE_CURRENCY = re.compile(r"[-−–]\s?(?:US\$|\$|€|£|¥)\s?$")
+_MINUS = re.compile(r"[-−–]")
 _OPEN_PAREN = re.compile(r"\(\s?(?:US\$|\$|€|£|¥)?\s?$")
 _LEAD = re.compile(r"(?:[-−–]\s?)?(?:US\$|C\$|A\$|HK\$|\$|€|£|¥|USD|EUR|GBP|JPY|CNY|RMB|INR)"
                    r"\s?[(]?\s?$|[(]$|[-−]$", re.IGNORECASE)
@@ -272,7 +273,7 @@ def _claim_at(masked: str, match: re.Match[str], original: str) -> Claim | None:
     currency = _ends_with_currency(before) or bool(money)
     decimals = len(raw.split(".")[1]) if "." in raw else 0
     bare = not currency and not unit and scale == 1.0
-    value = float(raw.replace(",", ""))
+    written = value = float(raw.replace(",", ""))
     if bare and "," not in raw and decimals == 0:
         if 1900 <= value <= 2100 or value <= 12:
             return None  # a year, or a count
@@ -306,7 +307,8 @@ def _claim_at(masked: str, match: re.Match[str], original: str) -> Claim | None:
     negative = prev != "" and prev in "-−–" and not (start > 1 and masked[start - 2].isalnum())
     in_parens = "(" in before[-6:] and bool(_OPEN_PAREN.search(before)) and \
         ")" in masked[end:after_end + 2]
-    if (in_parens and bare) or (currency and _NEGATIVE_CURRENCY.search(before)):
+    if (in_parens and bare) or (currency and _MINUS.search(before, len(before) - 6) and
+                                _NEGATIVE_CURRENCY.search(before)):
         negative = True
     tolerance = 0.5 * 10.0 ** (-decimals) * scale
     text_end = after_end if (unit or scale != 1.0 or money) else end
@@ -325,7 +327,7 @@ def _claim_at(masked: str, match: re.Match[str], original: str) -> Claim | None:
     text = original[text_start:text_end].rstrip()
     return Claim(text=text, start=text_start, end=text_start + len(text), value=value * scale,
                  tolerance=tolerance, kind=kind, negative=negative, scaled=scale != 1.0,
-                 written=float(raw.replace(",", "")), digits=significant_digits(raw),
+                 written=written, digits=significant_digits(raw),
                  parens=in_parens)
 
 

@@ -72,6 +72,9 @@ class Reading:
     companies: tuple[str, ...] = ()
     """Tickers its words name (resolved)."""
     company_text: str = ""
+    company_inherited: bool = False
+    """The company is the paragraph's, named in an earlier sentence (its citation's company
+    wins over it)."""
     polarity: int = 0
     """-1: the words say loss, outflow, negative; +1: profit, inflow; 0: neither."""
     direction: int = 0
@@ -510,12 +513,15 @@ class _MetricMention:
 
 
 def read_answer(answer: str, claims: Sequence[Claim], resolve: Resolver,
-                citations: Sequence[Citation] | None = None) -> list[Reading]:
+                citations: Sequence[Citation] | None = None, masked: str | None = None
+                ) -> list[Reading]:
     """A :class:`Reading` for each of ``claims`` (figures of ``answer``, in order);
-    ``citations``: the answer's, when the caller found them already."""
+    ``citations``: the answer's, and ``masked``: the answer with its citations blanked,
+    when the caller has them already."""
     citations = _Cited(find_citations(answer) if citations is None else citations)
     citation_starts = citations.starts
-    answer = mask_citations(answer)  # ids are not words: [S1] qualifies no metric
+    # ids are not words: [S1] qualifies no metric
+    answer = mask_citations(answer) if masked is None else masked
     structure = _structure(answer, citations)
     unit_starts = [u[0] for u in structure.units]
     lowered = answer.lower()
@@ -649,14 +655,15 @@ def _read_prose(answer: str, claim: Claim, index: int, unit: tuple[int, int],
     own, base, period_text, is_base = _bind_periods(answer, claim, periods[p_lo:p_hi],
                                                     mention, c_start, c_end, start, role,
                                                     unit_claims)
-    company, company_text = _bind_company(answer, claim, companies, company_starts, start,
-                                          c_end, structure)
+    company, company_text, inherited = _bind_company(answer, claim, companies, company_starts,
+                                                     start, c_end, structure)
     polarity = _polarity(answer, claim, mention, loss, c_start, c_end)
     cited = _cited(answer, claim, citations, citation_starts, start, end)
     return Reading(claim=claim, index=index, cited=cited, fields=fields, metric=metric_text,
                    qualified=qualified, qualifier=qualifier, periods=own,
                    period_text=period_text, base=base,
-                   companies=company, company_text=company_text, polarity=polarity,
+                   companies=company, company_text=company_text,
+                   company_inherited=inherited, polarity=polarity,
                    direction=direction, role=role, denominator=denominator, unit=unit,
                    siblings=siblings, is_base=is_base)
 
@@ -919,21 +926,23 @@ def _company_mentions(answer: str, resolve: Resolver) -> list[tuple[int, int, st
 
 def _bind_company(answer: str, claim: Claim, companies: list[tuple[int, int, str]],
                   company_starts: list[int], unit_start: int, c_end: int,
-                  structure: _Structure) -> tuple[tuple[str, ...], str]:
+                  structure: _Structure) -> tuple[tuple[str, ...], str, bool]:
+    """The company the figure's sentence names (nearest before it, else in its clause after
+    it), else the paragraph's last (inherited: True)."""
     i = bisect.bisect_left(company_starts, claim.start)
     if i > 0 and companies[i - 1][0] >= unit_start:
         a, b, ticker = companies[i - 1]
-        return (ticker,), answer[a:b]
+        return (ticker,), answer[a:b], False
     if i < len(companies) and companies[i][0] < c_end:
         a, b, ticker = companies[i]
-        return (ticker,), answer[a:b]
+        return (ticker,), answer[a:b], False
     k = bisect.bisect_right(structure.paragraph_starts, claim.start) - 1
     paragraph = structure.paragraphs[k] if k >= 0 and claim.start < \
         structure.paragraphs[k][1] else (unit_start, unit_start)
     if i > 0 and companies[i - 1][0] >= paragraph[0]:
         a, b, ticker = companies[i - 1]
-        return (ticker,), answer[a:b]
-    return (), ""
+        return (ticker,), answer[a:b], True
+    return (), "", False
 
 
 def _polarity(answer: str, claim: Claim, mention: _MetricMention | None, loss: bool,
@@ -1023,6 +1032,7 @@ def _read_cell(answer: str, claim: Claim, index: int, cell: _Cell, unit: tuple[i
         base = prior(refs[0])
     company: tuple[str, ...] = ()
     company_text = ""
+    inherited = False
     for text in (cell.row, cell.header, cell.caption):
         for found_c in _company_mentions(text, resolve):
             company, company_text = (found_c[2],), text[found_c[0]:found_c[1]]
@@ -1030,13 +1040,14 @@ def _read_cell(answer: str, claim: Claim, index: int, cell: _Cell, unit: tuple[i
         if company:
             break
     if not company:
-        company, company_text = _bind_company(answer, claim, companies, company_starts,
-                                              unit[0], unit[1], structure)
+        company, company_text, inherited = _bind_company(
+            answer, claim, companies, company_starts, unit[0], unit[1], structure)
     polarity = -1 if claim.negative else -1 if "loss" in metric_text.lower() else 0
     return Reading(claim=claim, index=index, cited=cell.cited, fields=fields,
                    metric=metric_text, qualified=qualified, periods=refs,
                    period_text=periods_text, base=base, companies=company,
-                   company_text=company_text, polarity=polarity, direction=direction,
+                   company_text=company_text, company_inherited=inherited,
+                   polarity=polarity, direction=direction,
                    role=role, unit=unit, siblings=siblings, in_table=True)
 
 

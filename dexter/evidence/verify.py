@@ -30,6 +30,7 @@ import re
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
+from weakref import WeakKeyDictionary
 
 from dexter import metrics
 from dexter.evidence.citations import find_citations, mask_citations
@@ -144,8 +145,8 @@ def verify_answer(answer: str, ledger: SourceLedger, question: str = "") -> Answ
     citations = find_citations(answer)
     cited = tuple(dict.fromkeys(c.id for c in citations))
     unknown = tuple(i for i in cited if ledger.get(i) is None)
-    checker = _Checker(ledger, given)
-    readings = read_answer(answer, claims, checker.resolve, citations)
+    checker = _checker(ledger, given)
+    readings = read_answer(answer, claims, checker.resolve, citations, masked)
     figures: list[Figure] = []
     for reading in readings:
         figures.append(checker.judge(reading, figures))
@@ -192,6 +193,22 @@ class _Verdict:
     reason: str
     evidence: Evidence | None = None
     source: str = ""
+
+
+_CHECKERS: WeakKeyDictionary[SourceLedger, tuple[tuple[Any, ...], _Checker]] = \
+    WeakKeyDictionary()
+
+
+def _checker(ledger: SourceLedger, given: Sequence[Claim]) -> _Checker:
+    """The checker of ``ledger`` as it is now (remembered until a source joins it, or the
+    question changes: a session checks each of its answers against the same sources)."""
+    key = (len(ledger), tuple((g.value, g.tolerance) for g in given))
+    known = _CHECKERS.get(ledger)
+    if known is not None and known[0] == key:
+        return known[1]
+    checker = _Checker(ledger, given)
+    _CHECKERS[ledger] = (key, checker)
+    return checker
 
 
 class _Checker:
@@ -247,6 +264,13 @@ class _Checker:
         tied to the cells its sentence's other figures matched)."""
         claimed = r
         cited = tuple(i for i in r.cited if i in self._known_ids)
+        if r.company_inherited and cited:
+            # the sentence names no company: the company its citation is about, when that
+            # is not the one an earlier sentence named, is the figure's
+            owners = {self._entity_of(i) for i in cited} - {""}
+            if owners and not owners & set(r.companies):
+                r.companies = tuple(sorted(owners)) if len(owners) == 1 else ()
+                r.company_text = ""
         candidates = self._candidates(r.claim, r.fields)
         tied = [e for i in r.siblings if i < len(done) and not done[i].failed
                 and (e := done[i].evidence) is not None and e.where in ("table", "row")]
@@ -315,6 +339,10 @@ class _Checker:
             if _calc_matches(claim, e.value, tolerance):
                 found.append(e)
         return found
+
+    def _entity_of(self, source_id: str) -> str:
+        source = self.ledger.get(source_id)
+        return source.entity if source is not None else ""
 
     def _usable(self, source_id: str) -> bool:
         return source_id in self._usable_ids
