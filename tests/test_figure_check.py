@@ -197,6 +197,20 @@ def test_a_value_of_another_period_line_or_company_is_misattributed_with_what_it
     assert {f.status for f in found.values()} == {"misattributed"}
 
 
+def test_a_sentence_naming_no_company_is_about_its_citations_company(
+        outputs: dict[str, ToolOutput]) -> None:
+    ledger = ledger_for(["AAPL-income-annual", "TSLA-income-annual"], outputs)
+    found = check(ledger, "Apple's revenue was $391.0 billion in fiscal 2024 [S1]. For the "
+                          "year ended December 31, 2021, revenue came in at $53.8 billion "
+                          "[S2]. Net income was $93.7 billion in fiscal 2024 [S1].")
+    assert found["$53.8 billion"].status == "supported"  # Tesla's, as [S2] is
+    assert found["$93.7 billion"].status == "supported"
+    # named in its own sentence, the company still binds
+    tesla = [f for f in check(ledger, "Tesla grew fast; revenue was $391.0 billion in "
+                                      "FY2024 [S1].").values()]
+    assert [f.status for f in tesla] == ["misattributed"]
+
+
 def test_periods_follow_the_fiscal_calendar(outputs: dict[str, ToolOutput]) -> None:
     ledger = ledger_for(["AAPL-income-annual", "AAPL-income-quarterly"], outputs)
     answer = ("Revenue for the year ended September 28, 2024 was $391.0 billion [S1]. In the "
