@@ -4,6 +4,9 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 DEV    := $(VENV)/.dev-installed
+# Test worker processes (pytest-xdist). Most tests wait on subprocesses, sockets and
+# servers, so on 2 cores 4 workers keep both busy; TEST_WORKERS=0 runs in one process.
+TEST_WORKERS ?= 4
 
 .PHONY: run test lint typecheck bench clean
 
@@ -21,7 +24,7 @@ run: $(BIN)/dexter
 	$(BIN)/dexter $(ARGS)
 
 test: $(DEV)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS)
 
 lint: $(DEV)
 	$(BIN)/ruff check dexter tests benchmarks

@@ -1,11 +1,13 @@
 """What writing a report costs: time and size of the markdown, HTML and PDF writers (issue 15).
 
-The report holds a quarterly income statement (4 fields over ``--periods`` quarters), a
-balance sheet of 25 fields over the same quarters (a wide table: 5 charts, landscape or
-split in the PDF) and ``--days`` days of prices (two line charts, a capped record table).
-Printed per format: the first render in this process (matplotlib's and fpdf2's imports and
-font loading included), the median of ``--repeat`` later renders, and the file size. Prints
-figures only; always exits 0.
+The report holds a quarterly income statement (revenue, net income, net margin, diluted EPS
+over ``--periods`` quarters: its three curated charts), a balance sheet of 25 line items over
+the same quarters (12 the lexicon knows and 13 it does not: two curated charts, the newest
+periods that fit on the page) and ``--days`` days of prices (a line chart and a capped
+record table). Printed per format (markdown, HTML, PDF, workbook): the first render in this
+process (matplotlib's, fpdf2's and openpyxl's imports and font loading included), the
+median of ``--repeat`` later renders, and the file size. Prints figures only; always exits
+0.
 
 Run: ``.venv/bin/python benchmarks/report_writers.py [--periods 8] [--days 250]``
 """
@@ -41,10 +43,15 @@ def build(periods: int, days: int) -> Report:
                            Column("earnings_per_share_diluted", "USD/share",
                                   tuple(1.2 + 0.05 * n for n in range(periods)))),
                        source_id="S1")
+    known = ("cash_and_equivalents", "short_term_investments", "current_assets",
+             "total_assets", "current_liabilities", "short_term_borrowings", "current_debt",
+             "long_term_debt", "total_debt", "total_liabilities", "shareholders_equity",
+             "liabilities_and_equity")
+    names = (*known, *(f"line_item_{k}" for k in range(25 - len(known))))
     balance = DataTable("balance_sheets[XYZ, quarterly]", "SEC EDGAR", "period", index, dates,
-                        tuple(Column(f"line_item_{k}", "USD",
+                        tuple(Column(name, "USD",
                                      tuple(1e9 * (k + 1) + 1e7 * n for n in range(periods)))
-                              for k in range(25)), source_id="S2")
+                              for k, name in enumerate(names)), source_id="S2")
     day_labels = tuple(f"{2024 + n // 336}-{n // 28 % 12 + 1:02d}-{n % 28 + 1:02d}"
                        for n in range(days))
     prices = DataTable("prices[XYZ]", "Yahoo", "date", day_labels, day_labels, (
@@ -69,7 +76,7 @@ def main() -> None:
     print(f"report: {len(report.tables)} tables, {len(charts_of(report.tables))} charts, "
           f"{args.periods} quarters, {args.days} days")
     print(f"{'format':<9}{'first ms':>10}{'median ms':>11}{'size KB':>10}")
-    for fmt in ("markdown", "html", "pdf"):
+    for fmt in ("markdown", "html", "pdf", "xlsx"):
         start = time.perf_counter()
         data = render_bytes(report, fmt)
         first = (time.perf_counter() - start) * 1000

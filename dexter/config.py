@@ -6,8 +6,9 @@ can also be set from the environment as ``DEXTER_<KEY>`` (top level) or
 variables have short names (``DEXTER_MODEL``, ``DEXTER_HOME``, ``DEXTER_TRACE``).
 
 The TOML file is ``--config FILE``, else ``$DEXTER_CONFIG``, else ``config.toml`` in the
-user's config directory (platformdirs). A ``.env`` file in the working directory is loaded
-into the environment first (existing variables win).
+user's config directory (platformdirs). A ``.env`` file in the working directory is a layer
+just below the environment (existing variables win). Which options a file inside the
+workspace may set is decided in :mod:`dexter.config_trust` (workspace trust).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import io
 import math
 import os
 import re
+import stat
 import tomllib
 import types
 import typing
@@ -53,6 +55,8 @@ class ContextSettings:
     keep_thinking: int = 2
     max_calls_per_tool: int = 3
     similarity_threshold: float = 0.7
+    side_requests: str = "auto"
+    """How the memory flush and compaction are sent (one of ``SIDE_REQUEST_FORMS``)."""
 
 
 @dataclass
@@ -107,6 +111,7 @@ class ToolSettings:
     financial_datasets_base_url: str = "https://api.financialdatasets.ai"
     sec_edgar_base_url: str = "https://www.sec.gov"
     sec_edgar_data_url: str = "https://data.sec.gov"
+    sec_edgar_fts_url: str = "https://efts.sec.gov/LATEST"
     sec_user_agent: str = "dexter-research-agent/0.1 (contact: dexter@example.com)"
     keyless_prices: bool = True
     yahoo_chart_base_url: str = "https://query1.finance.yahoo.com"
@@ -127,6 +132,7 @@ class BashSettings:
     memory_mb: int = 4096
     max_processes: int = 512
     max_file_mb: int = 2048
+    tmp_mb: int = 1024
 
 
 @dataclass
@@ -250,6 +256,7 @@ RANGES: dict[str, Range] = {
     "bash.memory_mb": Range(16, 1_048_576, "MiB", zero="no limit"),
     "bash.max_processes": Range(1, 1_000_000, zero="no limit"),
     "bash.max_file_mb": Range(1, 1_048_576, "MiB", zero="no limit"),
+    "bash.tmp_mb": Range(1, 1_048_576, "MiB", zero="no limit"),
     "mcp.max_schema_share": Range(0, 1, zero="always search", low_open=True),
     "mcp.startup_timeout": Range(0.1, 600, "seconds"),
     "mcp.call_timeout": Range(0.1, 3_600, "seconds"),
@@ -262,8 +269,14 @@ RANGES: dict[str, Range] = {
 of ``[context_windows]`` are ``context_windows.*``). ``load_settings`` checks them all, and
 ``config.example.toml`` writes each next to its key; a test keeps the three in step."""
 
+SIDE_REQUEST_FORMS = ("auto", "continuation", "separate")
+"""``[context] side_requests``: ``auto`` sends the memory flush and compaction as a
+continuation of the conversation when the provider caches prompt prefixes and the window
+holds it, ``continuation`` does so for any provider (a server with its own prefix cache),
+``separate`` always sends them as their own smaller requests."""
+
 URL_KEYS = ("tools.financial_datasets_base_url", "tools.sec_edgar_base_url",
-            "tools.sec_edgar_data_url", "tools.yahoo_chart_base_url")
+            "tools.sec_edgar_data_url", "tools.sec_edgar_fts_url", "tools.yahoo_chart_base_url")
 """Settings that must be an ``http(s)://host...`` URL (``[providers.*] base_url`` too, when set)."""
 
 _SECTIONS = {"context": ContextSettings, "memory": MemorySettings, "tools": ToolSettings,
@@ -283,6 +296,7 @@ _ENV_ALIASES = {
     "FINANCIAL_DATASETS_BASE_URL": "tools.financial_datasets_base_url",
     "SEC_EDGAR_BASE_URL": "tools.sec_edgar_base_url",
     "SEC_EDGAR_DATA_URL": "tools.sec_edgar_data_url",
+    "SEC_EDGAR_FTS_URL": "tools.sec_edgar_fts_url",
     "SEC_EDGAR_USER_AGENT": "tools.sec_user_agent",
     "DEXTER_KEYLESS_PRICES": "tools.keyless_prices",
     "YAHOO_CHART_BASE_URL": "tools.yahoo_chart_base_url",
@@ -297,25 +311,71 @@ def default_config_file() -> Path:
     return Path(user_config_dir("dexter")) / "config.toml"
 
 
-def load_dotenv_file(cwd: Path | None = None) -> None:
-    """Load ``.env`` from the working directory; variables already set win.
+def files_read_at_start(settings: Settings, cwd: Path) -> tuple[Path, ...]:
+    """Every file and folder dexter reads its configuration from when it starts in ``cwd``:
+    the TOML file (the one in use, and the default place), the user config folder (skills
+    beside ``config.toml``), the working directory's ``.env`` and ``dexter.toml``, its
+    ``.dexter`` folder (project skills and settings) and ``DEXTER_HOME`` (settings.json,
+    rules, memory). The shell sandbox keeps commands from creating or changing any of them
+    (``dexter.sandbox.policy``); keep this list in step with what start-up reads."""
+    default = default_config_file()
+    paths = [default, default.parent, cwd / ".env", cwd / "dexter.toml", cwd / ".dexter",
+             Path(settings.home).expanduser()]
+    if settings.config_path:
+        paths.insert(0, Path(settings.config_path).expanduser())
+    return tuple(dict.fromkeys(Path(os.path.abspath(p)) for p in paths))
+
+
+def parse_dotenv(data: bytes) -> dict[str, str]:
+    """The variables of a ``.env`` file's bytes.
 
     Bytes that are not UTF-8 become U+FFFD; a line whose name or value the environment
-    cannot hold (a NUL byte, an empty name) is ignored, so a damaged file never stops dexter.
+    cannot hold (a NUL byte, an empty name) is left out, so a damaged file never stops dexter.
     """
-    path = (cwd or Path.cwd()) / ".env"
-    if not path.is_file():
-        return
-    try:
-        text = path.read_bytes().decode("utf-8", errors="replace")
-    except OSError:
-        return
     from dotenv import dotenv_values
 
-    for name, value in dotenv_values(stream=io.StringIO(text)).items():
-        if value is None or not name or "=" in name or "\x00" in name + value:
-            continue
-        os.environ.setdefault(name, value)
+    text = data.decode("utf-8", errors="replace")
+    return {name: value for name, value in dotenv_values(stream=io.StringIO(text)).items()
+            if value is not None and name and "=" not in name and "\x00" not in name + value}
+
+
+@dataclass(frozen=True)
+class Layers:
+    """What one settings load is built from, lowest first: the TOML file (its path and the
+    bytes read from it), the ``.env`` variables (a layer just below the environment: a
+    variable the environment has wins), the environment, and the command-line overrides."""
+
+    config: tuple[Path, bytes] | None = None
+    dotenv: typing.Mapping[str, str] = field(default_factory=dict)
+    env: typing.Mapping[str, str] = field(default_factory=dict)
+    overrides: typing.Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Loaded:
+    """Settings as the layers made them, before :func:`validate_settings`: ``sources`` says
+    where each dotted key was set (the file, the variable, "command line"), ``origins``
+    which layer set it (``config``, ``dotenv``, ``env`` or ``flag``)."""
+
+    settings: Settings
+    sources: dict[str, str]
+    origins: dict[str, str]
+
+
+def load_layers(layers: Layers) -> Loaded:
+    """Apply ``layers`` to the defaults (values type-checked, not yet range-checked)."""
+    loader = _Loader()
+    if layers.config is not None:
+        path, data = layers.config
+        loader.origin = "config"
+        loader.apply_toml(path, data)
+        loader.settings.config_path = str(path)
+    loader.apply_env(layers.env, layers.dotenv)
+    loader.origin = "flag"
+    for key, value in layers.overrides.items():
+        if value is not None:
+            loader.set_dotted(key, value, source="command line")
+    return Loaded(loader.settings, loader.sources, loader.origins)
 
 
 def load_settings(
@@ -328,23 +388,21 @@ def load_settings(
     ``overrides`` uses dotted keys (``{"model": "claude-sonnet-4-6", "context.enabled": False}``)
     and comes from CLI flags; ``None`` values are ignored. Every value is checked (its type,
     and for numbers the range in :data:`RANGES`); a bad one raises ``ConfigError`` naming
-    where it was set, the key, the value and what is allowed.
+    where it was set, the key, the value and what is allowed. (No ``.env`` and no workspace
+    trust here: the front ends load through :func:`dexter.config_trust.resolve_settings`.)
     """
     env = os.environ if env is None else env
-    loader = _Loader()
-    path = _choose_config_file(config_file, env)
-    if path is not None:
-        loader.apply_toml(path)
-        loader.settings.config_path = str(path)
-    loader.apply_env(env)
-    for key, value in (overrides or {}).items():
-        if value is not None:
-            loader.set_dotted(key, value, source="command line")
-    _validate(loader.settings, loader.sources)
-    return loader.settings
+    path = choose_config_file(config_file, env)
+    loaded = load_layers(Layers(config=(path, read_config_bytes(path)) if path else None,
+                                env=env, overrides=overrides or {}))
+    validate_settings(loaded.settings, loaded.sources)
+    return loaded.settings
 
 
-def _choose_config_file(config_file: str | Path | None, env: typing.Mapping[str, str]) -> Path | None:
+def choose_config_file(config_file: str | Path | None, env: typing.Mapping[str, str]) -> Path | None:
+    """The TOML file to read: ``config_file`` (``--config``), else ``DEXTER_CONFIG`` in
+    ``env``, else the user config directory's ``config.toml`` when it exists. A file named
+    explicitly that does not exist is a ``ConfigError``."""
     if config_file:
         path = Path(config_file).expanduser()
         if not path.is_file():
@@ -359,11 +417,43 @@ def _choose_config_file(config_file: str | Path | None, env: typing.Mapping[str,
     return path if path.is_file() else None
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
+MAX_CONFIG_BYTES = 1_000_000
+"""A config or ``.env`` file larger than this is not read."""
+
+
+def read_small_file(path: Path, limit: int = MAX_CONFIG_BYTES) -> bytes:
+    """The bytes of the regular file ``path``, read once. ``OSError`` when it cannot be
+    opened; ``ValueError`` when it is not a regular file (a FIFO would block the start) or
+    is larger than ``limit``."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     try:
-        raw = path.read_bytes()
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ValueError("it is not a regular file")
+        if info.st_size > limit:
+            raise ValueError(f"it is larger than {limit:,} bytes")
+        chunks, size = [], 0
+        while chunk := os.read(fd, 65_536):
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > limit:
+                raise ValueError(f"it is larger than {limit:,} bytes")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def read_config_bytes(path: Path) -> bytes:
+    """The bytes of the config file ``path`` (``ConfigError`` when it cannot be read)."""
+    try:
+        return read_small_file(path)
     except OSError as exc:
         raise ConfigError(f"Cannot read config file {path}: {exc.strerror}.") from None
+    except ValueError as exc:
+        raise ConfigError(f"Cannot read config file {path}: {exc}.") from None
+
+
+def _read_toml(path: Path, raw: bytes) -> dict[str, Any]:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -384,10 +474,18 @@ class _Loader:
     def __init__(self) -> None:
         self.settings = Settings()
         self.sources: dict[str, str] = {}
+        self.origins: dict[str, str] = {}
+        self.origin = ""
+        """The layer being applied (``config``, ``dotenv``, ``env``, ``flag``): recorded in
+        ``origins`` for every key it sets."""
 
-    def apply_toml(self, path: Path) -> None:
+    def note(self, dotted: str, source: str) -> None:
+        self.sources[dotted] = source
+        self.origins[dotted] = self.origin
+
+    def apply_toml(self, path: Path, raw: bytes) -> None:
         settings, where = self.settings, str(path)
-        for key, value in _read_toml(path).items():
+        for key, value in _read_toml(path, raw).items():
             if key == "providers":
                 if not isinstance(value, dict):
                     raise ConfigError(f"{path}: [providers] must be a table of provider tables.")
@@ -403,7 +501,7 @@ class _Loader:
                     raise ConfigError(f"{path}: [context_windows] maps model names to integers.")
                 for model, tokens in value.items():
                     settings.context_windows[model] = tokens
-                    self.sources[f"context_windows.{model}"] = where
+                    self.note(f"context_windows.{model}", where)
             elif key == "mcp" and isinstance(value, dict):
                 self.apply_mcp(path, value)
             elif key in _SECTIONS:
@@ -433,28 +531,23 @@ class _Loader:
                             raise ConfigError(f"{path} [{section}]: '{sk}' must be a table of "
                                               "strings (NAME = \"value\").")
                         setattr(server, sk, dict(sv))
-                        self.sources[f"{section}.{sk}"] = where
+                        self.note(f"{section}.{sk}", where)
                     else:
                         self.set_field(server, section, sk, sv, where)
 
-    def apply_env(self, env: typing.Mapping[str, str]) -> None:
-        for var, dotted in _ENV_ALIASES.items():
-            if env.get(var):
-                self.set_dotted(dotted, env[var], source=var)
-        for var, raw in env.items():
-            if not var.startswith("DEXTER_") or var in _ENV_ALIASES or var == "DEXTER_CONFIG":
+    def apply_env(self, env: typing.Mapping[str, str],
+                  dotenv: typing.Mapping[str, str] | None = None) -> None:
+        """The environment's settings variables, and below them those of ``.env``."""
+        merged = {**(dotenv or {}), **env}
+        ordered = [*(v for v in _ENV_ALIASES if v in merged),
+                   *(v for v in merged if v not in _ENV_ALIASES)]
+        for var in ordered:
+            dotted, raw = env_setting(var), merged[var]
+            # an empty short name or top-level variable is not set; a section one is
+            if dotted is None or (not raw and (var in _ENV_ALIASES or "." not in dotted)):
                 continue
-            rest = var[len("DEXTER_"):].lower()
-            if rest in _TOP_LEVEL_KEYS:
-                if raw:  # like the short names above: an empty variable is not set
-                    self.set_dotted(rest, raw, source=var)
-                continue
-            for section in _SECTIONS:
-                if rest.startswith(section + "_"):
-                    key = rest[len(section) + 1:]
-                    if key in {f.name for f in dataclasses.fields(_SECTIONS[section])} - {"servers"}:
-                        self.set_dotted(f"{section}.{key}", raw, source=var)
-                    break
+            self.origin = "env" if var in env else "dotenv"
+            self.set_dotted(dotted, raw, source=var)
 
     def set_dotted(self, dotted: str, value: Any, source: str) -> None:
         target: Any = self.settings
@@ -471,7 +564,26 @@ class _Loader:
             raise ConfigError(f"{where}: unknown setting '{name}'. Known settings here: {known}.")
         hint = typing.get_type_hints(type(obj))[name]
         setattr(obj, name, _coerce(value, hint, f"{where}: '{name}'"))
-        self.sources[f"{section}.{name}" if section else name] = source
+        self.note(f"{section}.{name}" if section else name, source)
+
+
+def env_setting(var: str) -> str | None:
+    """The dotted key an environment variable sets (``DEXTER_BASH_NETWORK`` ->
+    ``bash.network``, ``SEC_EDGAR_BASE_URL`` -> ``tools.sec_edgar_base_url``), or None for a
+    variable that sets no setting (``DEXTER_CONFIG`` chooses the file instead)."""
+    if var in _ENV_ALIASES:
+        return _ENV_ALIASES[var]
+    if not var.startswith("DEXTER_") or var == "DEXTER_CONFIG":
+        return None
+    rest = var[len("DEXTER_"):].lower()
+    if rest in _TOP_LEVEL_KEYS:
+        return rest
+    for section, cls in _SECTIONS.items():
+        if rest.startswith(section + "_"):
+            key = rest[len(section) + 1:]
+            fields = {f.name for f in dataclasses.fields(cls)} - {"servers"}
+            return f"{section}.{key}" if key in fields else None
+    return None
 
 
 def _clean(text: str) -> str:
@@ -608,8 +720,9 @@ def _validate_mcp(settings: Settings, sources: dict[str, str]) -> None:
             raise ConfigError(f"{where}: {label}: headers are for a url; a command takes env.")
 
 
-def _validate(settings: Settings, sources: dict[str, str] | None = None) -> None:
-    """Check every value against :data:`RANGES` and the rules between keys."""
+def validate_settings(settings: Settings, sources: dict[str, str] | None = None) -> None:
+    """Check every value against :data:`RANGES` and the rules between keys (``sources``:
+    where each dotted key was set, for the message); ``ConfigError`` for the first bad one."""
     sources = sources or {}
     for dotted, value in _numbers(settings):
         rule = RANGES.get("context_windows.*" if dotted.startswith("context_windows.") else dotted)
@@ -643,3 +756,8 @@ def _validate(settings: Settings, sources: dict[str, str] | None = None) -> None
         raise ConfigError(f"{_where(dotted, sources)}: [context] preview_chars = "
                           f"{ctx.preview_chars} is out of range; allowed: at most "
                           f"max_tool_result_chars ({ctx.max_tool_result_chars:,}).")
+    if ctx.side_requests not in SIDE_REQUEST_FORMS:
+        dotted = "context.side_requests"
+        raise ConfigError(f"{_where(dotted, sources)}: [context] side_requests = "
+                          f"{_shown(ctx.side_requests)} is not one of "
+                          f"{', '.join(SIDE_REQUEST_FORMS)}.")

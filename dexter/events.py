@@ -155,6 +155,19 @@ class ToolLimit(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class SandboxAlert(Event):
+    """A sandboxed command did something to a path dexter protects (created a ``.git``,
+    made a link on the way to dexter's settings...); each finding says what and what
+    dexter did about it (moved it into the quarantine folder)."""
+
+    type: ClassVar[str] = "sandbox_alert"
+    recorded: ClassVar[bool] = True
+    tool: str
+    findings: tuple[str, ...]
+    tool_call_id: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class ToolApproval(Event):
     """The user (or a pre-approval) decided on a call that needed approval."""
 
@@ -295,7 +308,7 @@ class Verification(Event):
 
 AgentEvent = (
     RunStart | Thinking | StreamProgress | AnswerDelta | ProviderRetry | ToolStart | ToolProgress
-    | ToolEnd | ToolError | ToolLimit | ToolApproval | ToolDenied | Microcompact | Compaction
+    | ToolEnd | ToolError | ToolLimit | SandboxAlert | ToolApproval | ToolDenied | Microcompact | Compaction
     | MemoryFlush | MemoryRecalled | ContextCleared | QueueDrain | Verification
     | ScratchpadError | Done
 )

@@ -4,11 +4,13 @@ settings with friendly errors, error and warning lines, the output console, exit
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from dexter.config import ConfigError, Settings, load_dotenv_file, load_settings
+from dexter.config import ConfigError, Settings
+from dexter.config_trust import Confirm, Resolved, WorkspaceFile, resolve_settings
 from dexter.providers.registry import default_model
 from dexter.settings_file import SETTINGS_FILE, SettingsFileError, read_settings_file
 from dexter.text import escape_controls
@@ -27,29 +29,75 @@ class CliError(Exception):
 
 
 def settings_for(config: Path | None, **overrides: Any) -> Settings:
-    """Load ``.env`` and the layered settings, then the saved choices (``/model``,
-    ``/search``) and, when no model was chosen anywhere, the default model of a provider
-    whose key is set. Configuration errors become ``CliError``.
+    """:func:`open_settings` for a command that needs only the settings (no trust prompt,
+    no ``--trust-workspace``: a workspace file's widening options need ``dexter trust``)."""
+    return open_settings(config, overrides).settings
+
+
+def open_settings(config: Path | None, overrides: Mapping[str, Any] | None = None, *,
+                  trust_workspace: bool = False, confirm: Confirm | None = None) -> Resolved:
+    """The layered settings (the config file, ``.env``, the environment, the flags) with
+    workspace trust applied (:mod:`dexter.config_trust`; each ignored file is named once on
+    stderr), the ``.env`` variables dexter uses added to the environment, then the saved
+    choices (``/model``, ``/search``) and, when no model was chosen anywhere, the default
+    model of a provider whose key is set. ``overrides``: the flags, as dotted keys (None
+    values are ignored). Configuration errors become ``CliError``.
 
     The order for the model: ``--model`` > ``DEXTER_MODEL`` > ``model`` in the config file >
     the one saved by ``/model`` > the default for the keys present.
     """
-    load_dotenv_file()
+    overrides = dict(overrides or {})
     flag = overrides.get("model")
     if flag is not None and not str(flag).strip():
         raise CliError("--model is empty: give a model name (see 'dexter models'), or leave "
                        "the flag out to use the default.")
     try:
-        settings = load_settings(config, overrides={k: v for k, v in overrides.items()
-                                                   if v is not None})
+        resolved = resolve_settings(config, overrides=overrides,
+                                    trust_workspace=trust_workspace, confirm=confirm)
     except ConfigError as exc:
         raise CliError(str(exc)) from None
+    os.environ.update(resolved.environ)
+    for notice in trust_notices(resolved):
+        print_warning(notice)
+    settings = resolved.settings
     chosen = flag is not None or bool(os.environ.get("DEXTER_MODEL")) \
         or settings.model != Settings().model
     apply_saved_choices(settings, model_flag=(flag or settings.model) if chosen else None)
     if not chosen and load_saved_model(settings) is None:
         settings.model = default_model()
-    return settings
+    return resolved
+
+
+def trust_notices(resolved: Resolved) -> list[str]:
+    """What to say at start about the workspace files: each ignored one (which keys, how
+    to trust it), the ones ``--trust-workspace`` let through, and other problems."""
+    lines = []
+    for file in resolved.files:
+        if file.ignored and file.how != "declined":  # a "no" at the prompt was answered there
+            lines.append(file.notice() or "")
+        elif file.how == "flag":
+            keys = ", ".join(dict.fromkeys(w.key for w in file.widening))
+            lines.append(f"--trust-workspace: using {keys} from {file.path} for this run.")
+    return [*lines, *resolved.notices]
+
+
+def confirm_on_terminal(file: WorkspaceFile) -> bool:
+    """Ask on the terminal whether to trust a workspace file's widening options (the
+    interactive start). Only "y" or "yes" trusts; Ctrl-C or end of input is a no."""
+    print_warning(file.describe())
+    sys.stderr.write("Use these options? Say yes only if you wrote them; dexter asks again "
+                     "whenever the file changes. [y/N] ")
+    sys.stderr.flush()
+    try:
+        answer = sys.stdin.readline()
+    except (KeyboardInterrupt, EOFError):
+        answer = ""
+    if answer.strip().lower() in {"y", "yes"}:
+        sys.stderr.write("Trusted. `dexter trust --revoke` forgets it.\n")
+        return True
+    sys.stderr.write("Not trusted: this session runs without those options "
+                     "(`dexter trust` to trust them later).\n")
+    return False
 
 
 def _saved_string(settings: Settings, key: str) -> str | None:

@@ -127,6 +127,27 @@ def unchanged_prefix(old: Sequence[object], new: Sequence[object]) -> int:
     return same
 
 
+def head_length(messages: Sequence[Message]) -> int:
+    """How many leading messages form the view's stable head: the system prompt, earlier
+    history, the query, and the compaction summary right after the query.
+
+    Truncation never drops the head, and it changes only when a compaction replaces its
+    summary, so a prompt cache can keep it. Without a query message the head ends at the
+    first summary, else at the first user message.
+    """
+    kinds = [m.kind if isinstance(m, UserMessage) else None for m in messages]
+    if "query" in kinds:
+        end = len(kinds) - kinds[::-1].index("query")
+        while end < len(kinds) and kinds[end] == "summary":
+            end += 1
+        return end
+    for wanted in ("summary", None):
+        for i, kind in enumerate(kinds):
+            if kind is not None and (wanted is None or kind == wanted):
+                return i + 1
+    return 1 if messages else 0
+
+
 def message_text(message: Message) -> str:
     """All the text a message carries, for token estimation and search."""
     if isinstance(message, AssistantMessage):

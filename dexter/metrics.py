@@ -7,7 +7,8 @@ statement it belongs to and its place in that statement's standard order, what k
 value it holds (an amount, a per-share value, a share count, a ratio, a price), and the
 phrases an analyst writes for it in prose (``net sales``, ``cost of sales``, ``opex``).
 
-Reports and charts label rows with :func:`label`, sort them with :func:`order`; the figure
+Reports and charts label rows with :func:`label`, sort them with :func:`order` and set the
+statement's totals (``Gross profit``, ``Net income``: :func:`is_total`) in bold; the figure
 check reads which metrics a sentence names with :func:`metrics_named` (or
 :func:`metrics_at`, which keeps every metric a shared phrase such as ``EPS`` may mean), what
 a metric's sign means (:attr:`Metric.sign`), which two fields make a ratio
@@ -22,7 +23,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-Statement = Literal["income", "balance", "cash_flow", "ratio", "market", "other"]
+Statement = Literal["income", "balance", "cash_flow", "ratio", "market", "ownership",
+                    "other"]
 Kind = Literal["amount", "per_share", "shares", "ratio", "price", "count"]
 Sign = Literal["unsigned", "signed", "flow", "outflow"]
 """What a metric's sign means. ``unsigned``: never negative in practice (revenue, assets);
@@ -33,7 +35,7 @@ negative and is written either way (investing and financing cash flows, a tax be
 positive amount (capital expenditure, dividends, buybacks)."""
 
 STATEMENTS: tuple[Statement, ...] = ("income", "balance", "cash_flow", "ratio", "market",
-                                     "other")
+                                     "ownership", "other")
 """Statement kinds in the order a report shows them."""
 
 
@@ -72,10 +74,11 @@ METRICS: tuple[Metric, ...] = (
     # income statement
     _m("revenue", "Revenue", "income", "amount", "revenues", "total revenue",
        "total revenues", "net sales", "total net sales", "sales", "net revenue",
-       "net revenues", "top line", "turnover"),
+       "net revenues", "top line", "turnover", "total net revenue", "total net revenues"),
     _m("cost_of_revenue", "Cost of revenue", "income", "amount", "cost of revenues",
        "cost of sales", "total cost of sales", "cost of goods sold", "cogs",
-       "cost of goods and services sold"),
+       "cost of goods and services sold", "total cost of revenue",
+       "total cost of revenues"),
     _m("gross_profit", "Gross profit", "income", "amount", "gross margin dollars",
        "total gross margin", sign="signed"),
     _m("research_and_development", "Research and development", "income", "amount",
@@ -100,17 +103,22 @@ METRICS: tuple[Metric, ...] = (
     _m("earnings_per_share", "EPS, basic", "income", "per_share", "basic eps",
        "basic earnings per share", "earnings per share, basic", "eps basic", "eps",
        "earnings per share", "earnings", "net income per share", "net loss per share",
-       "basic net income per share", sign="signed"),
+       "basic net income per share", "net income per share, basic", sign="signed"),
     _m("earnings_per_share_diluted", "EPS, diluted", "income", "per_share", "diluted eps",
        "eps", "diluted earnings per share", "earnings per share", "eps diluted",
        "earnings", "net income per share", "net loss per share",
-       "diluted net income per share", "earnings per diluted share", sign="signed"),
+       "diluted net income per share", "earnings per diluted share",
+       "net income per share, diluted", sign="signed"),
     _m("weighted_average_shares", "Weighted average shares, basic", "income", "shares",
        "basic shares", "weighted average shares", "basic weighted average shares",
-       "share count", "shares", "weighted-average shares"),
+       "share count", "shares", "weighted-average shares",
+       "shares used to compute basic net income per share",
+       "shares used in computing basic earnings per share"),
     _m("weighted_average_shares_diluted", "Weighted average shares, diluted", "income",
        "shares", "diluted shares", "diluted weighted average shares", "share count",
-       "shares", "diluted share count", "weighted-average diluted shares"),
+       "shares", "diluted share count", "weighted-average diluted shares",
+       "shares used to compute diluted net income per share",
+       "shares used in computing diluted earnings per share"),
     # balance sheet
     _m("cash_and_equivalents", "Cash and equivalents", "balance", "amount",
        "cash and cash equivalents", "cash"),
@@ -209,9 +217,51 @@ METRICS: tuple[Metric, ...] = (
     _m("price_to_sales_ratio", "P/S", "market", "ratio", "price to sales",
        "price-to-sales"),
     _m("enterprise_value_to_ebitda_ratio", "EV/EBITDA", "market", "ratio"),
+    # segments (the geographic note's assets)
+    _m("long_lived_assets", "Long-lived assets", "balance", "amount", "noncurrent assets"),
+    _m("share_of_total", "Share of total", "ratio", "ratio", "share of revenue",
+       "percent of revenue"),
+    # insider transactions (Forms 3, 4, 5)
+    _m("transaction_shares", "Shares traded", "ownership", "shares", "shares sold",
+       "shares bought"),
+    _m("transaction_price_per_share", "Price per share", "ownership", "price"),
+    _m("transaction_value", "Transaction value", "ownership", "amount"),
+    _m("shares_owned_after", "Shares owned after", "ownership", "shares",
+       "shares owned following the transaction"),
+    _m("exercise_price", "Exercise price", "ownership", "price", "strike price"),
+    _m("underlying_shares", "Underlying shares", "ownership", "shares"),
+    # institutional holdings (Form 13F)
+    _m("value", "Position value", "ownership", "amount", "value of the position"),
+    _m("value_as_filed", "Value as filed", "ownership", "amount"),
+    _m("shares", "Shares held", "ownership", "shares"),
+    _m("voting_sole", "Voting authority, sole", "ownership", "shares"),
+    _m("voting_shared", "Voting authority, shared", "ownership", "shares"),
+    _m("voting_none", "Voting authority, none", "ownership", "shares"),
+    _m("shares_before", "Shares at the earlier quarter", "ownership", "shares"),
+    _m("shares_after", "Shares at the later quarter", "ownership", "shares"),
+    _m("shares_change", "Change in shares", "ownership", "shares"),
+    _m("shares_change_pct", "Change in shares (%)", "ownership", "ratio"),
+    _m("value_before", "Value at the earlier quarter", "ownership", "amount"),
+    _m("value_after", "Value at the later quarter", "ownership", "amount"),
+    _m("value_change", "Change in value", "ownership", "amount"),
+    _m("total_value", "Total portfolio value", "ownership", "amount"),
     # other
     _m("employees", "Employees", "other", "count", "headcount", "number of employees"),
 )
+
+TOTALS = frozenset({
+    "gross_profit", "operating_expense", "operating_income", "net_income", "current_assets",
+    "total_assets", "current_liabilities", "total_liabilities", "shareholders_equity",
+    "liabilities_and_equity", "net_cash_flow_from_operations", "free_cash_flow",
+    "net_cash_flow_from_investing", "net_cash_flow_from_financing",
+})
+"""Fields that close a section of their statement (a filing sets them on a rule, in bold)."""
+
+STATEMENT_NAMES: dict[Statement, str] = {
+    "income": "Income statement", "balance": "Balance sheet", "cash_flow": "Cash flow statement",
+    "ratio": "Ratios", "market": "Market data", "other": "Figures",
+}
+"""What a reader calls each statement kind."""
 
 _BY_FIELD: dict[str, Metric] = {m.field: m for m in METRICS}
 _ORDER: dict[str, int] = {m.field: i for i, m in enumerate(METRICS)}
@@ -221,7 +271,7 @@ _ORDER: dict[str, int] = {m.field: i for i, m in enumerate(METRICS)}
 _ACRONYMS = {"eps": "EPS", "ebit": "EBIT", "ebitda": "EBITDA", "usd": "USD", "ttm": "TTM",
              "r": "R", "d": "D", "sga": "SG&A", "roe": "ROE", "roa": "ROA", "roic": "ROIC",
              "ev": "EV", "fcf": "FCF", "pe": "P/E", "cik": "CIK", "sec": "SEC",
-             "cusip": "CUSIP", "gaap": "GAAP", "us": "US"}
+             "cusip": "CUSIP", "gaap": "GAAP", "us": "US", "sic": "SIC", "url": "URL"}
 
 
 def metric(field: str) -> Metric | None:
@@ -231,10 +281,15 @@ def metric(field: str) -> Metric | None:
 
 def label(field: str) -> str:
     """A reader's label for a field: the lexicon's, else the name in words
-    (``gross_profit_ttm`` -> ``Gross profit TTM``). Never returns the raw name."""
+    (``gross_profit_ttm`` -> ``Gross profit TTM``); a name that already reads as words (a
+    table's own row label, ``iPhone net sales``) is kept as written. Never returns the raw
+    name."""
     known = metric(field)
     if known is not None:
         return known.label
+    stripped = " ".join(field.split())
+    if "_" not in stripped and (" " in stripped or any(c.isupper() for c in stripped)):
+        return stripped
     words = [w for w in re.split(r"[_\s]+", field.strip()) if w]
     if not words:
         return field
@@ -243,6 +298,31 @@ def label(field: str) -> str:
     if first == first.lower():
         shown[0] = first[:1].upper() + first[1:]
     return " ".join(shown)
+
+
+def is_total(field: str) -> bool:
+    """Whether a field closes a section of its statement (:data:`TOTALS`)."""
+    return field.lower() in TOTALS
+
+
+_LABEL_NOISE = re.compile(r"\s*(\(\d\)|\d|\*|†)+\s*$|:\s*$")
+
+
+def field_for_label(text: str) -> str | None:
+    """The field a row label names when the whole label is one of the lexicon's phrases
+    (a press release's ``Total revenue``, ``Diluted net income per share``); None when it
+    names none or says more (``Subscription revenue``). Footnote marks and a final colon
+    are ignored."""
+    cleaned = " ".join(text.replace("\u2019", "'").split()).lower()
+    cleaned = _LABEL_NOISE.sub("", cleaned).strip()
+    cleaned = cleaned.replace(" (loss)", "").replace("(loss) ", "")
+    words = tuple(_TOKEN.findall(cleaned))
+    if not words or _GAP.sub("", cleaned) != "".join(words):
+        return None  # other characters than words and a phrase's gaps: says more
+    for phrase, found in _phrases().get(words[0], ()):
+        if phrase == words:
+            return found[0].field
+    return None
 
 
 def order(field: str) -> tuple[int, int, str]:

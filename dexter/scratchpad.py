@@ -509,6 +509,10 @@ class Scratchpad:
         """Results fetched after the last compaction (all of them before the first)."""
         return len(self._results) - self._boundary
 
+    def active_results(self) -> tuple[ToolResultRecord, ...]:
+        """The results fetched after the last compaction (all of them before the first)."""
+        return tuple(self._results[self._boundary:])
+
     def compaction_input(self) -> list[str]:
         """The compaction input as pieces, one per record (the summary, the marker, each
         result with its full text); joined by blank lines they are ``tool_results_text()``."""

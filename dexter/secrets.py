@@ -14,6 +14,16 @@ tool result before the model or any writer sees it.
 
 Error messages may also ask for key-shaped tokens (``sk-...``, ``Bearer ...``) to be masked;
 tool results do not, since text such as "sk-learn" is legitimate data there.
+
+Tool output also holds credentials nobody told dexter about: a token in ``.git/config``'s
+remote URL, a password committed to the repository years ago. :func:`scrub_output` (the
+executor's scrub of every tool result) also masks credentials **by their shape**: the
+userinfo of any URL (``https://user:***@host``, ``https://***@host`` for a bare token), the
+literal value of a ``password=``/``token=``/``secret:``/``api_key``-style assignment (not
+code such as ``password = input()`` or ``token = self.token``), an ``Authorization:``
+header's credentials, a private key block, and tokens in a documented format (``ghp_`` and
+36 characters, ``AKIA`` and 16, a JWT...). Its false-positive rate on ordinary output is
+measured in ``tests/test_secrets_shapes.py``.
 """
 
 from __future__ import annotations
@@ -230,3 +240,188 @@ def scrub_value(value: Any, secrets: Iterable[str] | None = None) -> Any:
                 changes[f.name] = new
         return dataclasses.replace(value, **changes) if changes else value
     return value
+
+
+# -- credentials recognised by their shape (tool output) -------------------------------
+
+_USERINFO = re.compile(r"\b([A-Za-z][A-Za-z0-9+.\-]{1,20}://)([^\s/?#'\"<>`\\]+)@(?=[^\s@/]*[A-Za-z0-9\]])")
+_SECRET_WORD = (r"(?:pass(?:word|wd|phrase)?|pwd|secret|token|credentials?|"
+                r"(?:api|secret|private|access|signing|encryption|master|client|app)[_-]?key|"
+                r"apikey|client[_-]?secret|(?:auth|access|refresh|id|bearer|session)[_-]?token)")
+_ASSIGNED = re.compile(
+    r"(?<![A-Za-z0-9_.])(?P<name>(?:[A-Za-z0-9]+[_.\-])*(?:[a-z0-9]+(?=[A-Z]))?"
+    r"(?i:" + _SECRET_WORD + r"))"
+    r"(?P<sep>(?:[\"']\]?|\])?\s*(?:=>|:=|=(?!=)|:(?=\s*[\"']|\s))\s*)"
+    r"(?:(?P<quote>[\"'])(?P<quoted>[^\"'\n]{1,300})(?P=quote)|(?P<bare>[^\s\"'`,;&|)<>\]}]{1,300}))")
+_AUTH_HEADER = re.compile(r"(?i)\b((?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?"
+                          r"(?:bearer|basic|token|digest)\s+)([A-Za-z0-9._~+/=\-]{8,})")
+_PRIVATE_KEY = re.compile(r"(-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----)[\s\S]*?"
+                          r"(-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----)")
+_TOKEN_FORMATS = re.compile(
+    r"(?<![A-Za-z0-9_\-])(?:"
+    r"gh[pousr]_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9_]{22,}|glpat-[A-Za-z0-9_\-]{20,}|"
+    r"xox[abprs]-[A-Za-z0-9\-]{10,}|(?:AKIA|ASIA)[A-Z0-9]{16}|AIza[0-9A-Za-z_\-]{35}|"
+    r"sk-ant-[A-Za-z0-9_\-]{20,}|sk-(?:proj-|svcacct-)?[A-Za-z0-9_\-]{20,}|"
+    r"(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}|hf_[A-Za-z0-9]{30,}|npm_[A-Za-z0-9]{36}|"
+    r"pypi-[A-Za-z0-9_\-]{50,}|(?:xai|gsk|pplx|tvly)-[A-Za-z0-9_\-]{20,}|gsk_[A-Za-z0-9]{20,}|"
+    r"eyJ[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,})(?![A-Za-z0-9_\-])")
+_CODE_CHARS = frozenset("()[]{}<>$%")
+_PLACEHOLDERS = frozenset({
+    "none", "null", "nil", "true", "false", "undefined", "required", "optional", "string",
+    "str", "bytes", "int", "bool", "secret", "password", "passwd", "token", "redacted",
+    "hidden", "masked", "empty", "unset", "example", "value", "default", "string?", "any"})
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
+_NUMBER = re.compile(r"[+-]?\d+(?:[.,_]\d+)*%?")
+_CONSTANT = re.compile(r"[A-Z][A-Z_]*")
+_SNAKE = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+")
+_TYPE_NAME = re.compile(r"(?=.*[a-z])[A-Z][a-z]*(?:[A-Z][a-z]*|\d+)*")  # Ed25519PrivateKey
+_WORDS = re.compile(r"[a-z]+(?:[-.][a-z]+)*")
+_PLACEHOLDER_PASSWORDS = frozenset({"pass", "password", "passwd", "secret", "token", "pwd",
+                                    "xxx", "xxxx", "***", "changeme"})
+
+
+def _token_like(text: str) -> bool:
+    """A bare URL user or a format match: a known key prefix, or random-looking."""
+    return bool(KEY_PREFIXES.match(text)) or (len(text) >= MIN_OPAQUE_LENGTH and _looks_random(text))
+
+
+def _mask_userinfo(match: re.Match[str]) -> str:
+    scheme, info = match.group(1), match.group(2)
+    user, colon, password = info.partition(":")
+    if colon and password and password.lower() not in _PLACEHOLDER_PASSWORDS:
+        shown_user = REDACTED if _token_like(user) else user
+        return f"{scheme}{shown_user}:{REDACTED}@"
+    if _token_like(info):
+        return f"{scheme}{REDACTED}@"
+    return match.group(0)
+
+
+def _literal(value: str, spaced: bool, quoted: bool, colon: bool = False) -> bool:
+    """Whether an assigned value is a literal credential, not code, a placeholder or a
+    type: ``hunter2``, not ``input()``, ``self.token``, ``None``, ``${TOKEN}`` or ``str``."""
+    text = value.strip()
+    low = text.lower()
+    if len(text) < 4 or any(ch in _CODE_CHARS for ch in text) or _NUMBER.fullmatch(text):
+        return False
+    if low in _PLACEHOLDERS or low.startswith(("your", "my-", "my_", "<", "*", "/", "~", "./",
+                                               "#", "@", "!", "&", "...")):
+        return False
+    if len(set(low)) <= 2 or _ASSIGNED.fullmatch(text + "=x") is not None:
+        return False  # xxxx, ****; or another variable of the same kind (password=db_password)
+    if _CONSTANT.fullmatch(text):
+        return False  # "YOUR_API_KEY", NO_MEMORY_TO_FLUSH: a placeholder or a constant's name
+    if quoted:
+        return True
+    if _DOTTED.fullmatch(text) and not any(_looks_random(p) for p in text.split(".")):
+        return False  # os.environ, self.password, ed25519.Ed25519PrivateKey
+    if _SNAKE.fullmatch(text):
+        return False  # auth_token=environment_key: a variable passed on
+    if spaced and _IDENTIFIER.fullmatch(text) and (
+            not any(ch.isdigit() for ch in text) or _TYPE_NAME.fullmatch(text)):
+        return False  # password = getpass, private_key: Ed25519PrivateKey: code, a type
+    # "a token: page-bottom": prose or a plain YAML word, not a key
+    return not (colon and spaced and _WORDS.fullmatch(text))
+
+
+def _mask_assignment(match: re.Match[str]) -> str:
+    quoted = match.group("quoted")
+    value = quoted if quoted is not None else match.group("bare")
+    tail = ""
+    if quoted is None:  # "token: abc." ends a sentence: the stop is not part of the value
+        stripped = value.rstrip(".:")
+        value, tail = stripped, value[len(stripped):]
+    sep = match.group("sep")
+    spaced = any(ch.isspace() for ch in sep)
+    colon = ":" in sep and "=" not in sep
+    if not _literal(value, spaced, quoted is not None, colon):
+        return match.group(0)
+    quote = match.group("quote") or ""
+    return f"{match.group('name')}{sep}{quote}{REDACTED}{quote}{tail}"
+
+
+def _mask_format(match: re.Match[str]) -> str:
+    token = match.group(0)
+    body = token.split("_", 1)[-1] if "_" in token[:12] else token
+    return REDACTED if _entropy(body) >= 3.0 else token
+
+
+# Where each shape can start is found first, with plain substring searches (fast); the
+# full patterns are then tried only there, not at every position of a long result.
+_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+_ASSIGNMENT_HINTS = (b"pass", b"pwd", b"secret", b"token", b"credential", b"key")
+_NAME_REACH = 120  # how far before its hint a name may start
+_FORMAT_PREFIXES = (b"ghp_", b"gho_", b"ghu_", b"ghs_", b"ghr_", b"github_pat_", b"glpat-",
+                    b"xox", b"AKIA", b"ASIA", b"AIza", b"sk-", b"sk_", b"rk_", b"pk_", b"hf_",
+                    b"npm_", b"pypi-", b"xai-", b"gsk", b"pplx-", b"tvly-", b"eyJ")
+"""The literal starts of :data:`_TOKEN_FORMATS` (kept in step by a test)."""
+
+
+def _ascii_lower(text: str) -> bytes:
+    """``text`` lowercased for finding ASCII words, one byte per character (so positions
+    are the string's)."""
+    return text.encode("ascii", "replace").lower()
+
+
+def _positions(low: bytes, word: bytes) -> list[int]:
+    found, at = [], low.find(word)
+    while at >= 0:
+        found.append(at)
+        at = low.find(word, at + 1)
+    return found
+
+
+def _sub_at(pattern: re.Pattern[str], starts: list[int], repl: Any, text: str,
+            spread: int = 0) -> str:
+    """Apply ``pattern`` where a match may begin: at each of ``starts`` or up to ``spread``
+    characters before it (the first that matches); ``repl`` makes each replacement."""
+    out, done = [], 0
+    for start in sorted(set(starts)):
+        for begin in range(max(done, start - spread), start + 1):
+            match = pattern.match(text, begin)
+            if match is not None:
+                out += [text[done:begin], repl(match)]
+                done = match.end()
+                break
+    return "".join(out) + text[done:] if out else text
+
+
+def _name_starts(text: str, low: bytes) -> list[int]:
+    """Where a ``password``/``token``-style name may begin: before each hint word, back
+    over the name's characters (``DB_PASSWORD``, ``x-api-key``, ``--password``)."""
+    starts = []
+    for word in _ASSIGNMENT_HINTS:
+        for at in _positions(low, word):
+            begin, stop = at, max(0, at - _NAME_REACH)
+            while begin > stop and text[begin - 1] in _NAME_CHARS:
+                begin -= 1
+            while begin < at and text[begin] in "_.-":
+                begin += 1
+            starts.append(begin)
+    return starts
+
+
+def scrub_credentials(text: str) -> str:
+    """``text`` with credentials recognised by their shape masked (see the module
+    docstring); values nobody registered are covered too. Known values: :func:`scrub`."""
+    if not text:
+        return text
+    if "PRIVATE KEY" in text:
+        text = _PRIVATE_KEY.sub(lambda m: f"{m.group(1)}\n{REDACTED}\n{m.group(2)}", text)
+    if "://" in text:  # the scheme: at most 21 characters before it
+        text = _sub_at(_USERINFO, _positions(_ascii_lower(text), b"://"), _mask_userinfo,
+                       text, spread=21)
+    low = _ascii_lower(text)
+    if b"authorization" in low:  # "proxy-" may come before it
+        text = _sub_at(_AUTH_HEADER, _positions(low, b"authorization"),
+                       lambda m: f"{m.group(1)}{REDACTED}", text, spread=6)
+    raw = text.encode("ascii", "replace")
+    text = _sub_at(_TOKEN_FORMATS, [at for prefix in _FORMAT_PREFIXES
+                                    for at in _positions(raw, prefix)], _mask_format, text)
+    return _sub_at(_ASSIGNED, _name_starts(text, _ascii_lower(text)), _mask_assignment, text)
+
+
+def scrub_output(text: str, secrets: Iterable[str] | None = None) -> str:
+    """A tool's output as the model and every writer may see it: known secret values
+    (:func:`scrub`) and credentials by shape (:func:`scrub_credentials`) masked."""
+    return scrub_credentials(scrub(text, secrets))

@@ -12,6 +12,14 @@ from typing import Any
 
 from dexter.testing.fakellm import FakeLLM
 
+LIVENESS = 120.0
+"""Seconds a test waits for what must happen (a dexter subprocess reaching the fake
+server, a prompt, an exit): only a broken run waits that long, so it is generous for a
+loaded 2-core machine running the suite on several workers. Never a measurement. A fake
+server step that must still be holding when the wait ends (``Stall(timeout=...)``) holds
+for ``HOLD``."""
+HOLD = 3 * LIVENESS
+
 SECRET_OPENAI = "sk-test-openai-0123456789abcdef"
 SECRET_ANTHROPIC = "sk-ant-test-0123456789abcdef"
 
@@ -58,6 +66,13 @@ def cli_env(fake: FakeLLM | None, cwd: Path, **extra: str) -> dict[str, str]:
         })
     env.update(extra)
     return env
+
+
+def config_outside(workspace: Path) -> Path:
+    """Where a test keeps the config file the user wrote: beside the workspace, not in it
+    (a file in the workspace is one commands can write, so its widening options would need
+    ``dexter trust``). Unique per test, as ``workspace`` is its ``tmp_path``."""
+    return workspace.parent / f"{workspace.name}.config.toml"
 
 
 def run_cli(args: list[str], *, cwd: Path, env: dict[str, str], timeout: float = 60,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 from collections.abc import Iterator
 
@@ -17,6 +18,38 @@ def pytest_configure(config: pytest.Config) -> None:
     interrupt that never comes. Take SIGINT back, so each child starts with the default."""
     if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests marked ``long`` (many seconds each: a fresh install, a red-team shard) run
+    first, so that parallel workers do not end waiting for one of them started last.
+    The order is otherwise kept (the sort is stable), and it is the same in every worker,
+    as pytest-xdist requires."""
+    items.sort(key=lambda item: item.get_closest_marker("long") is None)
+
+
+@pytest.fixture(autouse=True)
+def _process_state_is_left_as_found() -> Iterator[None]:
+    """The suite runs in parallel and in any order (``make test`` uses pytest-xdist), so a
+    test must not leave the environment or the working directory changed for the next one
+    in its worker. Change them through ``monkeypatch`` (undone before this check runs, as
+    autouse fixtures are set up first and torn down last) or pass a subprocess its own
+    ``env``. A leak is undone here and fails the test that made it."""
+    env, cwd = dict(os.environ), os.getcwd()
+    yield
+    leaked = sorted(k for k in env.keys() | os.environ.keys()
+                    if env.get(k) != os.environ.get(k) and k != "PYTEST_CURRENT_TEST")
+    moved = os.getcwd() != cwd
+    if leaked or moved:
+        for key in leaked:
+            if key in env:
+                os.environ[key] = env[key]
+            else:
+                del os.environ[key]
+        os.chdir(cwd)
+        pytest.fail("the test changed process state without monkeypatch: "
+                    + ", ".join([*(f"${k}" for k in leaked), *(["the working directory"]
+                                                              if moved else [])]))
 
 
 @pytest.fixture

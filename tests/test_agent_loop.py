@@ -425,6 +425,67 @@ async def test_threshold_uses_the_last_calls_count_not_the_running_total(
     assert len(fast.requests) == (1 if compacts else 0)
 
 
+class LateArgs(BaseModel):
+    pass
+
+
+class LateTool(Tool[LateArgs]):
+    """A tool whose definition is only sent once the calculator has run (as an MCP tool
+    in search mode is bound once mcp_search selects it)."""
+
+    name: ClassVar[str] = "late_tool"
+    description: ClassVar[str] = "Bound late."
+    params: ClassVar[type[BaseModel]] = LateArgs
+    selected = False
+
+    def bound(self) -> bool:
+        return LateTool.selected
+
+    async def run(self, args: LateArgs, ctx: ToolContext) -> str:
+        return "late"
+
+
+class SelectingCalculator(CalculatorTool):
+    async def run(self, args: Any, ctx: ToolContext) -> Any:
+        LateTool.selected = True
+        return await super().run(args, ctx)
+
+
+SUMMARY_REPLY = "<summary>Numerical Data: 4</summary>"
+
+
+@pytest.mark.parametrize(("form", "prompt_cache", "continued"), [
+    ("auto", True, True), ("auto", False, False), ("separate", True, False),
+    ("continuation", False, True)])
+async def test_side_requests_continue_the_conversation_where_the_setting_and_provider_allow(
+        tmp_path: Path, form: str, prompt_cache: bool, continued: bool) -> None:
+    LateTool.selected = False
+    fast = ScriptedModel([SUMMARY_REPLY], model="fast")
+    model = ScriptedModel([
+        _reported(AssistantMessage(tool_calls=(call("calculator", "c1", expression="1+1"),
+                                               call("calculator", "c2", expression="2+2"),
+                                               call("calculator", "c3", expression="3+1"))),
+                  96_000),
+        *([SUMMARY_REPLY] if continued else []),
+        "The answer is 4.",
+    ], model="main")
+    agent = make_agent(tmp_path, model, tools=[SelectingCalculator(), LateTool()], fast_model=fast,
+                       settings=settings_for(tmp_path, side_requests=form),
+                       prompt_cache=prompt_cache)
+    events = await collect(agent)
+    [end] = [e for e in events if isinstance(e, Compaction) and e.phase == "end"]
+    assert end.success and end.model == ("main" if continued else "fast")
+    assert len(fast.requests) == (0 if continued else 1)
+    if continued:
+        first, side, after = model.requests
+        assert side.continuation and side.messages[:len(first.messages)] == first.messages
+        # the tool bound during the turn is not in the side request: it repeats the tools
+        # of the request before; the next main request binds it
+        assert [t.name for t in side.tools] == [t.name for t in first.tools] == ["calculator"]
+        assert [t.name for t in after.tools] == ["calculator", "late_tool"]
+    assert isinstance(events[-1], Done) and events[-1].status == "ok"
+
+
 async def test_soft_limit_comes_from_the_context_settings(tmp_path: Path) -> None:
     settings = settings_for(tmp_path, max_calls_per_tool=1)
     model = ScriptedModel([

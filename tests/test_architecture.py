@@ -17,7 +17,8 @@ LAYERS: list[set[str]] = [
     {"filelock"},
     {"config", "events", "messages", "secrets", "text", "failures", "settings_file",
      "metrics"},
-    {"sandbox", "scratchpad", "data", "memory", "providers", "evidence", "skills"},
+    {"sandbox", "scratchpad", "data", "memory", "providers", "evidence", "skills",
+     "config_trust"},
     {"permissions", "context", "tools", "reports"},
     {"agent", "render", "frontend", "rerun"},
     {"testing"},
@@ -64,4 +65,4 @@ def test_the_event_union_lists_every_event_once() -> None:
     assert {
         "thinking", "tool_limit", "tool_approval", "tool_denied", "microcompact", "compaction",
         "memory_flush", "memory_recalled", "context_cleared", "queue_drain", "provider_retry",
-        "verification", "done"} == events.RECORDED_EVENT_TYPES
+        "verification", "sandbox_alert", "done"} == events.RECORDED_EVENT_TYPES

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from dexter.testing.fakellm import FakeLLM, HttpError, Reply, Stall, ToolCallSpec, Usage
-from tests.cli_helpers import SECRET_ANTHROPIC, SECRET_OPENAI, cli_env, run_cli
+from tests.cli_helpers import HOLD, LIVENESS, SECRET_ANTHROPIC, SECRET_OPENAI, cli_env, run_cli
 
 pytestmark = pytest.mark.e2e
 
@@ -231,8 +231,10 @@ def test_output_file_gets_the_question_the_answer_its_sources_and_the_check(
     document = (tmp_path / "out" / "answer.md").read_text(encoding="utf-8")
     assert document.startswith("# table please\n")
     assert "| NVDA | 130.5B | [S1] |" in document
-    assert "## Sources\n\n- [S1] read_file: nvda.txt · nvda.txt" in document
-    assert "✓ 1 figure checked against the sources." in document
+    assert "## Sources\n\n- **[S1]** File: nvda.txt\n" in document
+    assert "read_file" not in document
+    assert "✓ The one figure was checked against the sources." in document
+    assert document.index("figure was checked") < document.index("| NVDA |")
 
 
 def test_version_help_and_models(tmp_path: Path) -> None:
@@ -255,7 +257,7 @@ def test_ctrl_c_mid_stream_exits_130_and_keeps_the_scratchpad(fake: FakeLLM, tmp
     import sys
 
     stall = Stall(after_chunks=3, reply=Reply(text="A long answer that never finishes " * 20),
-                  timeout=20)
+                  timeout=HOLD)
     fake.enqueue(
         Reply(tool_calls=[ToolCallSpec("calculator", {"expression": "2*21"})]),
         stall,
@@ -266,9 +268,9 @@ def test_ctrl_c_mid_stream_exits_130_and_keeps_the_scratchpad(fake: FakeLLM, tmp
         stderr=subprocess.PIPE, text=True,
     )
     try:
-        assert stall.reached.wait(20), "the stream never reached the stall"
+        assert stall.reached.wait(LIVENESS), "the stream never reached the stall"
         proc.send_signal(signal.SIGINT)
-        _stdout, stderr = proc.communicate(timeout=20)
+        _stdout, stderr = proc.communicate(timeout=LIVENESS)
     finally:
         stall.gate.set()
         if proc.poll() is None:
@@ -303,7 +305,7 @@ def test_a_reader_that_goes_away_ends_the_run_quietly(fake: FakeLLM, tmp_path: P
         first = json.loads(proc.stdout.readline())
         proc.stdout.close()
         stderr = proc.stderr.read()
-        proc.wait(timeout=30)
+        proc.wait(timeout=LIVENESS)
     finally:
         if proc.poll() is None:
             proc.kill()

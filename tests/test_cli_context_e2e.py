@@ -26,7 +26,7 @@ from dexter.testing.fakellm import (
     ToolCallSpec,
     Usage,
 )
-from tests.cli_helpers import CliResult, cli_env, run_cli
+from tests.cli_helpers import CliResult, cli_env, config_outside, run_cli
 
 pytestmark = pytest.mark.e2e
 
@@ -90,6 +90,22 @@ def non_system_messages(request: RecordedRequest) -> list[dict[str, Any]]:
     return [m for m in request.body["messages"] if m.get("role") != "system"]
 
 
+def assert_compacted_view(request: RecordedRequest, route: Route) -> None:
+    """The request right after a compaction: the system prompt, then the query, then the
+    summary (two user messages on OpenAI; one user turn of two text blocks on Anthropic)."""
+    if route == "openai":
+        assert [m["role"] for m in request.body["messages"]] == ["system", "user", "user"]
+    else:
+        assert _text(request.body["system"]).strip()
+        [turn] = request.body["messages"]
+        assert turn["role"] == "user" and [b["type"] for b in turn["content"]] == ["text", "text"]
+    query, summary = user_texts(request) if route == "openai" else \
+        [b["text"] for b in request.body["messages"][0]["content"]]
+    assert query == QUERY
+    assert summary.count("Summary:") == 1 and QUERY not in summary
+    assert not tool_results(request)
+
+
 def has_tools(request: RecordedRequest) -> bool:
     return bool(request.body.get("tools"))
 
@@ -133,6 +149,13 @@ def write_notes(cwd: Path, count: int) -> dict[int, str]:
         (cwd / "data" / f"note_{n:02d}.txt").write_text(
             f"Key figure {planted[n]}\n{filler}", encoding="utf-8")
     return planted
+
+
+def read_three_notes(route: Route, input_tokens: int, text: str = "") -> Reply:
+    """The model's first turn: read ``data/note_01..03.txt`` at once, reporting
+    ``input_tokens`` for the request (over the threshold, in these tests)."""
+    return Reply(text=text, usage=Usage(input_tokens, 60),
+                 tool_calls=[read(route, f"n{n}", f"data/note_{n:02d}.txt") for n in (1, 2, 3)])
 
 
 # ---------------------------------------------------------------------------------------
@@ -246,8 +269,12 @@ def test_a_120_kb_result_is_saved_with_a_preview_and_read_back(
 
 
 # ---------------------------------------------------------------------------------------
-# 3. over the threshold: memory flush, then compaction with no tools, then a fresh view
+# 3. over the threshold, separate side requests (side_requests = "separate", as for a
+#    provider without prompt caching): memory flush, then compaction with no tools
 # ---------------------------------------------------------------------------------------
+
+SEPARATE = {"DEXTER_CONTEXT_SIDE_REQUESTS": "separate"}
+
 
 @pytest.mark.parametrize(("model", "fast_model", "route"), PROVIDERS)
 def test_over_the_threshold_flushes_memory_then_compacts(
@@ -255,8 +282,7 @@ def test_over_the_threshold_flushes_memory_then_compacts(
 ) -> None:
     planted = write_notes(tmp_path, 3)
     fake.enqueue(
-        Reply(tool_calls=[read(route, f"n{n}", f"data/note_{n:02d}.txt") for n in (1, 2, 3)],
-              usage=Usage(OVER_THRESHOLD, 60)),
+        read_three_notes(route, OVER_THRESHOLD),
         Reply(text="- The user follows NVDA's gross margin for a long-term position."),
         Reply(text="<analysis>DRAFT-ANALYSIS walking through three notes</analysis>\n"
                    "<summary>\n## 1. Original Query and Intent\nNVDA gross margin.\n"
@@ -265,7 +291,7 @@ def test_over_the_threshold_flushes_memory_then_compacts(
         Reply(text="Margins rose.", usage=Usage(2_000, 10)),
     )
     result = ask(fake, tmp_path, model, "--json", "--trace",
-                 env={"DEXTER_MEMORY_ENABLED": "true", **SMALL_WINDOW})
+                 env={"DEXTER_MEMORY_ENABLED": "true", **SMALL_WINDOW, **SEPARATE})
     requests = fake.requests_for(route)
     assert len(requests) == 4
     first, flush_call, compaction_call, after = requests
@@ -284,15 +310,10 @@ def test_over_the_threshold_flushes_memory_then_compacts(
     assert all(p in sent for p in planted.values())
     assert "Numerical Data" in sent
 
-    # afterwards: the system prompt and one user message with the query and the summary
-    rest = non_system_messages(after)
-    assert len(rest) == 1 and rest[0]["role"] == "user"
-    if route == "openai":
-        assert [m["role"] for m in after.body["messages"]] == ["system", "user"]
-    else:
-        assert _text(after.body["system"]).strip()
-    [summary] = user_texts(after)
-    assert QUERY in summary and "Summary:" in summary
+    # afterwards: the system prompt, the query and the summary after it
+    assert_compacted_view(after, route)
+    summary = user_texts(after)[-1]
+    assert "Summary:" in summary
     assert all(p in summary for p in planted.values())
     assert "<analysis>" not in summary and "DRAFT-ANALYSIS" not in summary
     assert not tool_results(after)
@@ -322,6 +343,242 @@ def test_over_the_threshold_flushes_memory_then_compacts(
 
 
 # ---------------------------------------------------------------------------------------
+# 3b. the side requests as a continuation of the main conversation (a provider that caches
+#     prompt prefixes: the default for both)
+# ---------------------------------------------------------------------------------------
+
+# 60,000 tokens: a 30,000 threshold (half the window) with room for the continuation
+CONTINUE_WINDOW = {"DEXTER_CONTEXT_CONTEXT_WINDOW": "60000"}
+OVER_CONTINUE = 31_000
+
+
+def raw_value(request: RecordedRequest, key: str) -> str:
+    """The exact JSON text of ``key``'s value in the body as it went over the wire."""
+    text = request.raw.decode("utf-8")
+    start = text.index(f'"{key}":') + len(key) + 3
+    return text[start:json.JSONDecoder().raw_decode(text, start)[1]]
+
+
+def assert_continues(side: RecordedRequest, main: RecordedRequest) -> str:
+    """``side`` is ``main`` byte for byte (messages, tools, system) plus more messages;
+    returns the text of its final instruction."""
+    main_messages, side_messages = raw_value(main, "messages"), raw_value(side, "messages")
+    assert side_messages.startswith(main_messages[:-1] + ","), "the prefix differs"
+    assert raw_value(side, "tools") == raw_value(main, "tools")
+    if "system" in main.body:
+        assert raw_value(side, "system") == raw_value(main, "system")
+    assert side.body["model"] == main.body["model"] and "tool_choice" not in side.body
+    last = side.body["messages"][-1]
+    assert last["role"] == "user"
+    content = last["content"]
+    return content if isinstance(content, str) else content[-1]["text"]
+
+
+def combined_reply(planted: dict[int, str]) -> Reply:
+    numbers = "\n".join(f"- {p} [S{n}]" for n, p in planted.items())
+    return Reply(text="<memory>\n- The user follows NVDA's gross margin for a long-term "
+                      "position.\n</memory>\n<analysis>DRAFT-ANALYSIS</analysis>\n<summary>\n"
+                      "## 1. Original Query and Intent\nNVDA gross margin.\n"
+                      f"## 6. Numerical Data\n{numbers}\n</summary>")
+
+
+@pytest.mark.parametrize(("model", "fast_model", "route"), PROVIDERS)
+def test_flush_and_compaction_continue_the_main_conversation(
+    fake: FakeLLM, tmp_path: Path, model: str, fast_model: str, route: Route,
+) -> None:
+    planted = write_notes(tmp_path, 3)
+    fake.enqueue(
+        read_three_notes(route, OVER_CONTINUE, "Reading the three notes."),
+        combined_reply(planted),
+        Reply(text="Margins rose.", usage=Usage(2_000, 10)),
+    )
+    result = ask(fake, tmp_path, model, "--json", "--trace",
+                 env={"DEXTER_MEMORY_ENABLED": "true", **CONTINUE_WINDOW})
+    requests = fake.requests_for(route)
+    assert len(requests) == 3  # one side request for the flush and the compaction
+    first, side, after = requests
+
+    # the side request: the main request byte for byte, the turn's new round, then the
+    # instruction; to the main model (whose cache holds the prefix), tools bound
+    instruction = assert_continues(side, first)
+    assert has_tools(side) and side.body["model"] == model
+    assert set(tool_results(side)) == {call_id(route, f"n{n}") for n in (1, 2, 3)}
+    assert instruction.startswith("IMPORTANT: this step is not research.")
+    assert "<memory>" in instruction and "Numerical Data" in instruction
+    assert all(title in instruction for title in ("Original Query and Intent",
+                                                  "Recommended Next Steps"))
+    if route == "anthropic":
+        for request in requests:
+            assert json.dumps(request.body).count('"cache_control"') <= 4
+
+    # the memory file got the <memory> part; the view got the summary, not the memory
+    memory_file = tmp_path / ".dexter" / "memory" / f"{datetime.now():%Y-%m-%d}.md"
+    assert "- The user follows NVDA's gross margin" in memory_file.read_text(encoding="utf-8")
+    assert_compacted_view(after, route)
+    summary = user_texts(after)[-1] if route == "openai" else \
+        after.body["messages"][0]["content"][-1]["text"]
+    assert all(f"{p} [S{n}]" in summary for n, p in planted.items())  # numbers and citations
+    assert "<memory>" not in summary and "long-term position" not in summary
+    assert "DRAFT-ANALYSIS" not in summary
+    # the request after the compaction starts with the very prefix the ones before had
+    if route == "openai":
+        assert after.body["messages"][:2] == first.body["messages"][:2]
+
+    assert [(e["type"], e["phase"]) for e in result.events
+            if e["type"] in ("memory_flush", "compaction")] == [
+        ("memory_flush", "start"), ("compaction", "start"), ("memory_flush", "end"),
+        ("compaction", "end")]
+    [end] = [e for e in events_of(result, "compaction") if e["phase"] == "end"]
+    assert end["success"] is True and end["model"] == model
+    [flush_end] = [e for e in events_of(result, "memory_flush") if e["phase"] == "end"]
+    assert flush_end["files_written"] == [memory_file.name] and not flush_end["error"]
+    assert re.search(r"\[context\] compact\s+[\d,]+ -> [\d,]+ tokens", result.stderr)
+
+    # the events render: live (plain lines) and replayed from the scratchpad
+    replay = run_cli(["replay", str(result.scratchpads()[0])], cwd=tmp_path,
+                     env=cli_env(None, tmp_path))
+    assert replay.code == 0, replay.stderr
+    assert f"Memory flush: wrote {memory_file.name}" in replay.stdout
+    assert "Context compacted:" in replay.stdout and f"with {model}" in replay.stdout
+
+
+@pytest.mark.parametrize(("model", "fast_model", "route"), PROVIDERS)
+def test_a_tool_call_in_reply_to_the_side_request_runs_no_tool(
+    fake: FakeLLM, tmp_path: Path, model: str, fast_model: str, route: Route,
+) -> None:
+    planted = write_notes(tmp_path, 3)
+    (tmp_path / "data" / "secret.txt").write_text("SECRET-NOT-FOR-THE-MODEL", encoding="utf-8")
+    fake.enqueue(
+        read_three_notes(route, OVER_CONTINUE),
+        Reply(text="One more file first.",
+              tool_calls=[read(route, "sneaky", "data/secret.txt")]),   # the side request
+        Reply(text="- The user follows NVDA's gross margin."),         # the separate flush
+        Reply(text="<summary>\n## 6. Numerical Data\n"                   # the separate compaction
+                   + "\n".join(f"- {p}" for p in planted.values()) + "\n</summary>"),
+        Reply(text="Margins rose.", usage=Usage(2_000, 10)),
+    )
+    result = ask(fake, tmp_path, model, "--json",
+                 env={"DEXTER_MEMORY_ENABLED": "true", **CONTINUE_WINDOW})
+    fake.assert_all_consumed()
+    first, side, flush_call, compaction_call, after = fake.requests_for(route)
+    assert_continues(side, first)
+    # nothing ran: no tool event, no record, and no request ever carried its result
+    assert [e["args"]["path"] for e in events_of(result, "tool_start")] == [
+        f"data/note_{n:02d}.txt" for n in (1, 2, 3)]
+    assert sum(e["type"] == "tool_result" for e in pad_entries(result)) == 3
+    for request in (flush_call, compaction_call, after):
+        assert call_id(route, "sneaky") not in json.dumps(request.body)
+        assert "SECRET-NOT-FOR-THE-MODEL" not in json.dumps(request.body)
+    # the separate forms followed: no tools bound, the fast model for the summary
+    assert not has_tools(flush_call) and flush_call.body["model"] == model
+    assert not has_tools(compaction_call) and compaction_call.body["model"] == fast_model
+    [end] = [e for e in events_of(result, "compaction") if e["phase"] == "end"]
+    assert end["success"] is True and end["model"] == fast_model
+    assert_compacted_view(after, route)
+    assert result.events[-1]["answer"] == "Margins rose."
+
+
+@pytest.mark.parametrize(("model", "fast_model", "route"), PROVIDERS)
+def test_a_window_that_cannot_hold_the_continuation_gets_the_separate_compaction(
+    fake: FakeLLM, tmp_path: Path, model: str, fast_model: str, route: Route,
+) -> None:
+    # 30,000 of a 40,000 window in use: the summary's 8,192 output tokens do not fit on top
+    planted = write_notes(tmp_path, 3)
+    fake.enqueue(
+        read_three_notes(route, OVER_THRESHOLD),
+        Reply(text="<summary>" + " ".join(planted.values()) + "</summary>"),
+        Reply(text="Margins rose.", usage=Usage(2_000, 10)),
+    )
+    ask(fake, tmp_path, model, "--json", env=SMALL_WINDOW)
+    _first, compaction_call, after = fake.requests_for(route)
+    assert compaction_call.body["model"] == fast_model and not has_tools(compaction_call)
+    assert all(p in json.dumps(compaction_call.body) for p in planted.values())
+    assert_compacted_view(after, route)
+
+
+@pytest.mark.parametrize(("model", "fast_model", "route"), PROVIDERS)
+def test_a_long_run_sends_every_side_request_as_the_main_requests_continuation(
+    fake: FakeLLM, tmp_path: Path, model: str, fast_model: str, route: Route,
+) -> None:
+    """Fourteen 12 KB extracts read one a turn at a 40,000-token window, memory on: every
+    compaction cycle is one side request that repeats the last main request byte for byte,
+    every planted number reaches the model, and no request is larger than the window."""
+    from dexter.context.tokens import estimate_text_tokens
+
+    (tmp_path / "data").mkdir()
+    planted = []
+    for n in range(14):
+        planted.append(f"PLANTED-{n:03d}={n * 37.25 + 1:.2f}")
+        rows = "".join(f"row {k}: segment {n} revenue {k * 13.7 + n:.1f}M margin {k % 60}%\n"
+                       for k in range(260))
+        (tmp_path / "data" / f"x{n:02d}.txt").write_text(f"Key figure {planted[n]}\n{rows}",
+                                                          encoding="utf-8")
+    turn = 0
+
+    def respond(request: RecordedRequest) -> Reply:
+        nonlocal turn
+        body = json.dumps(request.body)
+        tokens = estimate_text_tokens(body)
+        assert tokens <= 40_000, f"request of {tokens:,} tokens above the window"
+        if "IMPORTANT: this step is not research." in body:
+            found = sorted(set(re.findall(r"PLANTED-\d{3}=[\d.]+", body)))
+            return Reply(text="<memory>\n- The user studies segment margins.\n</memory>\n"
+                              "<summary>\n## 6. Numerical Data\n" + "\n".join(found)
+                              + "\n</summary>", usage=Usage(tokens, 40))
+        if turn == 14:
+            return Reply(text="Margins held.", usage=Usage(tokens, 10))
+        turn += 1
+        return Reply(text=f"Reading extract {turn - 1}.", usage=Usage(tokens, 20),
+                     tool_calls=[read(route, f"x{turn - 1}", f"data/x{turn - 1:02d}.txt")])
+
+    fake.set_default(Dynamic(respond))
+    result = ask(fake, tmp_path, model, "--json", "--max-iterations", "20",
+                 env={"DEXTER_MEMORY_ENABLED": "true", **SMALL_WINDOW})
+    assert result.events[-1]["status"] == "ok"
+    requests = fake.requests_for(route)
+    sides = [i for i, r in enumerate(requests) if "this step is not research" in json.dumps(r.body)]
+    assert len(sides) >= 2  # several compaction cycles, one side request each
+    assert len(requests) == 15 + len(sides)
+    for i in sides:
+        assert_continues(requests[i], requests[i - 1])
+    seen = " ".join(json.dumps(r.body) for i, r in enumerate(requests) if i not in sides)
+    assert all(p in seen for p in planted)
+    compactions = [e for e in events_of(result, "compaction") if e["phase"] == "end"]
+    assert len(compactions) == len(sides) and all(e["success"] for e in compactions)
+
+
+def test_a_provider_without_prompt_caching_keeps_the_separate_side_requests(
+    fake: FakeLLM, tmp_path: Path,
+) -> None:
+    config = config_outside(tmp_path)
+    config.write_text(f'[providers.plain]\nbase_url = "{fake.openai_base_url}"\n'
+                      'api_key_env = "PLAIN_API_KEY"\n', encoding="utf-8")
+    planted = write_notes(tmp_path, 3)
+    fake.enqueue(
+        read_three_notes("openai", OVER_CONTINUE),
+        Reply(text="- The user follows NVDA's gross margin."),
+        Reply(text="<summary>" + " ".join(planted.values()) + "</summary>"),
+        Reply(text="Margins rose.", usage=Usage(2_000, 10)),
+    )
+    result = ask(fake, tmp_path, "plain:local-model", "--json",
+                 env={"DEXTER_MEMORY_ENABLED": "true", "DEXTER_CONFIG": str(config),
+                      "PLAIN_API_KEY": "sk-plain-0000", **CONTINUE_WINDOW})
+    first, flush_call, compaction_call, after = fake.requests_for("openai")
+    assert has_tools(first)
+    # the separate forms: smaller requests, no tools, the flush without the raw results
+    assert not has_tools(flush_call) and not has_tools(compaction_call)
+    assert not any(p in json.dumps(flush_call.body) for p in planted.values())
+    assert all(p in json.dumps(compaction_call.body) for p in planted.values())
+    sizes = [len(r.raw) for r in (first, flush_call, compaction_call)]
+    assert sizes[1] < sizes[0]
+    assert_compacted_view(after, "openai")
+    assert [(e["type"], e["phase"]) for e in result.events
+            if e["type"] in ("memory_flush", "compaction")] == [
+        ("memory_flush", "start"), ("memory_flush", "end"), ("compaction", "start"),
+        ("compaction", "end")]
+
+
+# ---------------------------------------------------------------------------------------
 # 4. compaction fails three times: truncation instead, then no more attempts
 # ---------------------------------------------------------------------------------------
 
@@ -346,7 +603,7 @@ def test_three_failed_compactions_fall_back_to_truncation_and_stop_trying(
         Reply(text="Done with what is left."),
     )
     result = ask(fake, tmp_path, model, "--json",
-                 env={"DEXTER_CONTEXT_TRUNCATE_KEEP_ROUNDS": "1", **SMALL_WINDOW})
+                 env={"DEXTER_CONTEXT_TRUNCATE_KEEP_ROUNDS": "1", **SMALL_WINDOW, **SEPARATE})
     fake.assert_all_consumed()
     requests = fake.requests_for(route)
     assert [r.body["model"] for r in requests] == [

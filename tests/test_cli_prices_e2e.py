@@ -7,6 +7,7 @@ step inside get_market_data).
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from pathlib import Path
 
@@ -45,9 +46,12 @@ def test_ask_gets_prices_without_a_key_and_the_model_reads_their_source(
     result = run_cli(["ask", "--json", "How did Goldman Sachs trade in the first week of "
                       "October 2023?"], cwd=tmp_path, env=keyless_env(llm, data, tmp_path))
     assert result.code == 0, result.stderr
-    # the router was offered the keyless price tools, not the keyed ones
+    # the router was offered the keyless tools (prices from Yahoo; Form 4s and 13F from SEC
+    # EDGAR), not the keyed ones
     offered = {t["function"]["name"] for t in llm.requests[1].body["tools"]}
-    assert offered == {"get_stock_price", "get_stock_prices"}
+    assert offered == {"get_stock_price", "get_stock_prices", "get_insider_trades",
+                       "get_insider_names", "get_insider_ownership",
+                       "get_institutional_holdings"}
     [tool_message] = [m for m in llm.requests[-1].body["messages"] if m["role"] == "tool"]
     _, _, content = tool_message["content"].partition(" ")
     entry = json.loads(content)["data"]["prices[GS, day, 2023-10-02, 2023-10-09]"]
@@ -93,10 +97,12 @@ def test_keyless_prices_reach_the_spreadsheet_as_numbers_in_dollars(
     book = load_workbook(tmp_path / "gs.xlsx")
     [sheet] = [book[name] for name in book.sheetnames if name not in ("Report", "Sources")]
     cells = [[c.value for c in row] for row in sheet.iter_rows()]
-    [header] = [row for row in cells if row and row[0] == "date"]
-    assert "close (USD)" in header and "volume (shares)" in header
-    close = header.index("close (USD)")
-    rows = {row[0]: row for row in cells if isinstance(row[0], str) and row[0][:4] == "2023"}
+    assert sheet.title == "GS share prices"
+    [header] = [row for row in cells if row and row[0] == "Date"]
+    assert "Close (USD)" in header and "Volume" in header
+    close = header.index("Close (USD)")
+    rows = {row[0].date().isoformat(): row for row in cells
+            if isinstance(row[0], dt.datetime)}  # the dates are dates
     assert rows["2023-10-09"][close] == 312.61
     assert rows["2023-10-02"][close] == 318.5
     sources = [[c.value for c in row] for row in book["Sources"].iter_rows()]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
 import tomllib
 import typing
@@ -22,8 +21,8 @@ from dexter.config import (
     Settings,
     ToolSettings,
     VerifySettings,
-    load_dotenv_file,
     load_settings,
+    parse_dotenv,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -129,6 +128,18 @@ def test_soft_limit_settings_are_validated() -> None:
         load_settings(env={**NO_FILE_ENV, "DEXTER_CONTEXT_MAX_CALLS_PER_TOOL": "0"})
     settings = load_settings(env={**NO_FILE_ENV, "DEXTER_CONTEXT_MAX_CALLS_PER_TOOL": "5"})
     assert settings.context.max_calls_per_tool == 5
+
+
+def test_side_requests_take_one_of_three_forms(tmp_path: Path) -> None:
+    assert load_settings(env=NO_FILE_ENV).context.side_requests == "auto"
+    for form in ("auto", "continuation", "separate"):
+        env = {**NO_FILE_ENV, "DEXTER_CONTEXT_SIDE_REQUESTS": form}
+        assert load_settings(env=env).context.side_requests == form
+    path = write(tmp_path, '[context]\nside_requests = "cached"\n')
+    with pytest.raises(ConfigError, match=r"\[context\] side_requests = 'cached' is not one of "
+                                          r"auto, continuation, separate") as raised:
+        load_settings(path, env=NO_FILE_ENV)
+    assert str(path) in str(raised.value)
 
 
 # ---------------------------------------------------------------------------------------
@@ -351,19 +362,10 @@ def test_argument_and_variable_text_that_is_not_utf8_is_replaced() -> None:
     assert (settings.model, settings.fast_model) == ("gpt\ufffd", "x\ufffd")
 
 
-def test_a_damaged_dotenv_is_loaded_with_replacements(tmp_path: Path,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("DEXTER_T_LATIN", "DEXTER_T_NUL", "DEXTER_T_OK"):
-        monkeypatch.delenv(name, raising=False)
-    (tmp_path / ".env").write_bytes(b"DEXTER_T_LATIN=caf\xe9\nDEXTER_T_NUL=a\x00b\n"
-                                    b"\xff\xfe\x00garbage\nDEXTER_T_OK=fine\n")
-    load_dotenv_file(tmp_path)
-    try:
-        assert os.environ["DEXTER_T_LATIN"] == "caf\ufffd"
-        assert "DEXTER_T_NUL" not in os.environ
-        assert os.environ["DEXTER_T_OK"] == "fine"
-    finally:
-        for name in ("DEXTER_T_LATIN", "DEXTER_T_NUL", "DEXTER_T_OK"):
-            os.environ.pop(name, None)
-    (tmp_path / ".env").write_bytes(bytes(range(256)) * 4)
-    load_dotenv_file(tmp_path)  # binary: no exception
+def test_a_damaged_dotenv_is_read_with_replacements() -> None:
+    values = parse_dotenv(b"DEXTER_T_LATIN=caf\xe9\nDEXTER_T_NUL=a\x00b\n"
+                          b"\xff\xfe\x00garbage\nDEXTER_T_OK=fine\n")
+    assert values["DEXTER_T_LATIN"] == "caf\ufffd"
+    assert "DEXTER_T_NUL" not in values
+    assert values["DEXTER_T_OK"] == "fine"
+    assert all("\x00" not in k + v for k, v in parse_dotenv(bytes(range(256)) * 4).items())

@@ -23,7 +23,7 @@ from dexter.messages import AssistantMessage, SystemMessage, ToolCall, UserMessa
 from dexter.providers.base import ModelRequest
 from dexter.providers.errors import ProviderError
 from dexter.testing.scripted import ScriptedModel
-from tests.context_builders import head, rounds
+from tests.context_builders import rounds
 
 REPLY = (
     "<analysis>Draft: call 1 returned revenue.</analysis>\n"
@@ -66,21 +66,35 @@ def test_empty_summary_is_an_error(reply: str) -> None:
         format_summary(reply)
 
 
-def test_continuation_message_holds_query_and_summary_and_says_resume() -> None:
-    message = continuation_message("NVDA growth?", "Summary:\nrev 60.92B")
+def test_continuation_message_holds_the_summary_and_says_resume() -> None:
+    message = continuation_message("Summary:\nrev 60.92B")
     assert message.kind == "summary"
-    assert message.content.startswith("NVDA growth?")
     assert "Summary:\nrev 60.92B" in message.content
     text = message.content.lower()
+    assert "query above" in text  # the query is the message before it
     assert "resume directly" in text and "do not acknowledge or recap" in text
     assert "do not ask the" in text
 
 
-def test_apply_compaction_keeps_only_system_and_the_continuation() -> None:
-    summary = continuation_message("q", "Summary:\nx")
-    history = [SystemMessage("sys"), UserMessage("old", kind="history"), AssistantMessage("a"),
-               *head()[1:], *rounds(3)]
-    assert apply_compaction(history, summary) == [SystemMessage("sys"), summary]
+def test_apply_compaction_keeps_the_system_prompt_and_the_query_objects_then_the_summary() -> None:
+    summary = continuation_message("Summary:\nx")
+    query = UserMessage("What was NVDA's revenue growth?", kind="query")
+    system = SystemMessage("sys")
+    view = [system, UserMessage("old", kind="history"), AssistantMessage("a"), query, *rounds(3)]
+    compacted = apply_compaction(view, query.content, summary)
+    assert compacted == [system, query, summary]
+    # the very objects, so the request prefix (and its cache) reaches through the query
+    assert compacted[0] is system and compacted[1] is query
+
+
+def test_a_second_compaction_replaces_the_first_summary_after_the_same_query() -> None:
+    query = UserMessage("q", kind="query")
+    first, second = continuation_message("Summary:\none"), continuation_message("Summary:\ntwo")
+    view = [SystemMessage("sys"), query, first, *rounds(2)]
+    assert apply_compaction(view, "q", second) == [SystemMessage("sys"), query, second]
+    # a view whose query is gone (or another query) gets the run's query back
+    assert apply_compaction([SystemMessage("sys"), first], "q", second) == [
+        SystemMessage("sys"), UserMessage("q", kind="query"), second]
 
 
 async def test_single_call_binds_no_tools_and_returns_the_formatted_summary() -> None:

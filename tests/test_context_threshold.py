@@ -5,11 +5,13 @@ from __future__ import annotations
 import functools
 from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from dexter.config import ContextSettings
 from dexter.context.compaction import CompactionError, CompactionResult, compact
+from dexter.context.continuation import Continuation
 from dexter.context.flush import FlushResult, memory_flush
 from dexter.context.threshold import (
     ThresholdInputs,
@@ -20,9 +22,11 @@ from dexter.context.threshold import (
 )
 from dexter.context.tokens import estimate_message_tokens
 from dexter.events import Compaction, ContextCleared, Event, MemoryFlush
-from dexter.messages import Message, SystemMessage, UserMessage
+from dexter.messages import AssistantMessage, Message, SystemMessage, ToolCall, UserMessage
+from dexter.providers.base import ToolSpec
+from dexter.scratchpad import ToolResultRecord
 from dexter.testing.scripted import ScriptedModel
-from tests.context_builders import head, rounds
+from tests.context_builders import head, rounds, tool_round
 
 CFG = ContextSettings()
 WINDOW = 128_000  # threshold 95,000
@@ -122,10 +126,11 @@ async def test_over_the_threshold_flush_then_compaction_replaces_the_view() -> N
     assert isinstance(end, Compaction)
     assert (end.success, end.pre_tokens, end.model) == (True, 96_000, "fast")
     assert 0 < end.post_tokens < 1_000
-    system, continuation = outcome.messages
+    system, query, continuation = outcome.messages
     assert system == SystemMessage("You are dexter.")
+    assert query == UserMessage("NVDA growth?", kind="query")
     assert isinstance(continuation, UserMessage) and continuation.kind == "summary"
-    assert continuation.content.startswith("NVDA growth?") and SUMMARY in continuation.content
+    assert SUMMARY in continuation.content and "NVDA growth?" not in continuation.content
     assert (outcome.tokens, outcome.source) == (end.post_tokens, "estimate")
     assert scratchpad.summaries == [SUMMARY]
     assert (state.compaction_failures, state.flushed) == (0, False)
@@ -145,7 +150,7 @@ async def test_two_active_results_skip_compaction_three_run_it() -> None:
 
     events, outcome, _ = await _run(head() + rounds(8), calls, results=3, flush=False)
     assert calls.compactions == 1
-    assert len(outcome.messages) == 2
+    assert len(outcome.messages) == 3
 
 
 async def test_third_consecutive_failure_falls_back_and_then_the_model_is_not_called() -> None:
@@ -236,7 +241,145 @@ async def test_with_the_real_stages_the_compaction_call_has_no_tools(tmp_path: P
     outcome = items[-1]
     assert isinstance(outcome, ThresholdOutcome)
     assert fast.requests[0].tools == () and main.requests[0].tools == ()
-    assert len(outcome.messages) == 2
-    summary = outcome.messages[1].content  # type: ignore[union-attr]
+    assert len(outcome.messages) == 3
+    summary = outcome.messages[2].content  # type: ignore[union-attr]
     assert "revenue 60.92B" in summary and "<analysis>" not in summary and "draft" not in summary
     assert items[1] == MemoryFlush(phase="end", files_written=[])
+
+
+# ---------------------------------------------------------------------------------------
+# side requests as a continuation of the conversation
+# ---------------------------------------------------------------------------------------
+
+COMBINED = ("<memory>\n- Holds NVDA for the long term\n</memory>\n<analysis>draft</analysis>"
+            "<summary>\n## 6. Numerical Data\n- revenue 60.92B [S1]\n</summary>")
+SPECS = (ToolSpec("get_financials", "Financial data", {"type": "object", "properties": {}}),)
+
+
+@dataclass
+class RecordsScratchpad(FakeScratchpad):
+    records: tuple[ToolResultRecord, ...] = ()
+
+    def active_results(self) -> tuple[ToolResultRecord, ...]:
+        return self.records
+
+
+async def _run_continued(messages: list[Message], calls: Calls, model: ScriptedModel,
+                         tmp_path: Path, *, reported: int = 96_000, flush: bool = True,
+                         window: int = WINDOW, state: ThresholdState | None = None,
+                         scratchpad: FakeScratchpad | None = None,
+                         ) -> tuple[list[Event], ThresholdOutcome, ThresholdState]:
+    state = state or ThresholdState()
+    cont = Continuation(model=model, tools=SPECS, window=window, memory_dir=tmp_path / "memory",
+                        now=lambda: datetime(2025, 3, 14, 9, 26))
+    items = [item async for item in threshold_stage(
+        messages, query="What was NVDA's revenue growth?", cfg=CFG, window=window,
+        scratchpad=scratchpad or RecordsScratchpad(), compactor=calls.compact_ok, state=state,
+        flush=calls.flush if flush else None, continuation=cont, last_reported_input=reported,
+        compaction_model="fast", trace=calls.trace)]
+    *events, outcome = items
+    assert isinstance(outcome, ThresholdOutcome)
+    return events, outcome, state  # type: ignore[return-value]
+
+
+def _phases(events: list[Event]) -> list[str]:
+    return [type(e).__name__ + ":" + getattr(e, "phase", "") for e in events]
+
+
+async def test_flush_and_compaction_go_as_one_continuation_of_the_conversation(
+        tmp_path: Path) -> None:
+    calls, model = Calls(), ScriptedModel([COMBINED], model="main-model")
+    view = head() + rounds(8)
+    events, outcome, state = await _run_continued(view, calls, model, tmp_path)
+    assert _phases(events) == ["MemoryFlush:start", "Compaction:start", "MemoryFlush:end",
+                               "Compaction:end"]
+    assert (calls.flushes, calls.compactions) == (0, 0)  # the separate forms were not needed
+    [request] = model.requests
+    assert request.continuation and request.tools == SPECS
+    assert request.system == "You are dexter." and request.messages[:-1] == tuple(view[1:])
+    assert events[2] == MemoryFlush(phase="end", files_written=["2025-03-14.md"])
+    end = events[3]
+    assert isinstance(end, Compaction) and end.success and end.model == "main-model"
+    assert events[1] == Compaction(phase="start", pre_tokens=96_000, model="main-model")
+    system, query, summary = outcome.messages
+    assert system is view[0] and query is view[1] and isinstance(summary, UserMessage) and summary.kind == "summary"
+    assert "revenue 60.92B [S1]" in summary.content and "<memory>" not in summary.content
+    assert "Holds NVDA" not in summary.content
+    assert (state.compaction_failures, state.flushed) == (0, False)
+    assert [t[0] for t in calls.traces] == ["flush", "compact"]
+    assert outcome.usage.input_tokens > 0  # the combined call's usage is the run's
+
+
+async def test_a_tool_call_in_reply_runs_no_tool_and_the_separate_forms_follow(
+        tmp_path: Path) -> None:
+    calls = Calls()
+    calling = AssistantMessage(text="One more file first.",
+                               tool_calls=(ToolCall("x1", "get_financials", {"query": "AMD"}),))
+    model = ScriptedModel([calling], model="main-model")
+    events, outcome, state = await _run_continued(head() + rounds(8), calls, model, tmp_path)
+    assert len(model.requests) == 1
+    assert (calls.flushes, calls.compactions) == (1, 1)  # both redone in the separate form
+    assert _phases(events) == ["MemoryFlush:start", "Compaction:start", "MemoryFlush:end",
+                               "Compaction:end"]
+    assert events[2] == MemoryFlush(phase="end", files_written=["2025-03-14.md"])
+    end = events[3]
+    assert isinstance(end, Compaction) and end.success and end.model == "fast"
+    assert len(outcome.messages) == 3 and state.compaction_failures == 0
+    # the tool call went nowhere: the view holds no call x1
+    assert not any(isinstance(m, AssistantMessage) and m.tool_calls
+                   and m.tool_calls[0].id == "x1" for m in outcome.messages)
+
+
+async def test_a_window_that_cannot_hold_both_sends_what_fits_as_a_continuation(
+        tmp_path: Path) -> None:
+    # 120,000 of 128,000 in use: the flush's continuation (2,048 output) fits, the
+    # combined one (10,240) and the compaction's (8,192) do not
+    calls, model = Calls(), ScriptedModel(["- Holds NVDA"], model="main-model")
+    events, outcome, _ = await _run_continued(head() + rounds(8), calls, model, tmp_path,
+                                              reported=120_000)
+    assert _phases(events) == ["MemoryFlush:start", "MemoryFlush:end", "Compaction:start",
+                               "Compaction:end"]
+    [flush_request] = model.requests
+    assert flush_request.continuation and "<summary>" not in flush_request.messages[-1].content  # type: ignore[union-attr]
+    assert (calls.flushes, calls.compactions) == (0, 1)
+    start = events[2]
+    assert isinstance(start, Compaction) and start.model == "fast"
+    assert len(outcome.messages) == 3
+
+
+async def test_a_window_that_holds_no_continuation_gets_the_separate_forms(tmp_path: Path) -> None:
+    calls, model = Calls(), ScriptedModel([], model="main-model")
+    events, _, _ = await _run_continued(head() + rounds(8), calls, model, tmp_path,
+                                        reported=127_000)
+    assert model.requests == [] and (calls.flushes, calls.compactions) == (1, 1)
+    assert _phases(events) == ["MemoryFlush:start", "MemoryFlush:end", "Compaction:start",
+                               "Compaction:end"]
+
+
+async def test_memory_off_compacts_as_a_continuation_with_the_results_the_view_lost(
+        tmp_path: Path) -> None:
+    view = [*head(), *tool_round("c1", "[Old tool result content cleared] tool=get_financials"),
+            *rounds(7, prefix="k")]
+    lost = ToolResultRecord(index=0, tool="get_financials", args={"query": "NVDA"},
+                            result="revenue 26.97B", duration_ms=1, is_error=False,
+                            tool_call_id="c1", source_id="S1")
+    scratchpad = RecordsScratchpad(records=(lost,))
+    calls = Calls()
+    model = ScriptedModel(["<summary>revenue 26.97B [S1]</summary>"], model="main-model")
+    events, outcome, _ = await _run_continued(view, calls, model, tmp_path, flush=False,
+                                              scratchpad=scratchpad)
+    assert _phases(events) == ["Compaction:start", "Compaction:end"]
+    instruction = model.requests[0].messages[-1].content  # type: ignore[union-attr]
+    assert '### [S1] get_financials(query="NVDA")\nrevenue 26.97B' in instruction
+    assert scratchpad.summaries == ["Summary:\nrevenue 26.97B [S1]"]
+    assert calls.compactions == 0 and len(outcome.messages) == 3
+
+
+async def test_a_failed_memory_write_in_the_combined_request_is_not_redone(tmp_path: Path) -> None:
+    (tmp_path / "memory").write_text("not a folder", encoding="utf-8")
+    calls, model = Calls(), ScriptedModel([COMBINED], model="main-model")
+    events, _, _ = await _run_continued(head() + rounds(8), calls, model, tmp_path)
+    flush_end = events[2]
+    assert isinstance(flush_end, MemoryFlush) and "Could not write the memory file" in flush_end.error
+    assert calls.flushes == 0 and len(model.requests) == 1
+    assert isinstance(events[3], Compaction) and events[3].success

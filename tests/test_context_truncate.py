@@ -84,3 +84,24 @@ def test_queued_user_messages_in_dropped_rounds_are_kept() -> None:
 def test_negative_keep_is_rejected() -> None:
     with pytest.raises(ValueError, match="keep_rounds"):
         truncate_rounds(head(), -1)
+
+
+def test_the_query_and_the_compaction_summary_after_it_are_the_head() -> None:
+    summary = UserMessage("Summary:\nrevenue 60.92B", kind="summary")
+    messages = [*head(), summary, *rounds(4)]
+    truncated, report = truncate_rounds(messages, 1)
+    assert truncated == [*head(), summary, *rounds(4)[-2:]]
+    assert report.kept_count == 1
+
+
+def test_a_session_summary_at_the_start_of_history_does_not_end_the_head() -> None:
+    # /compact leaves a summary-kind message first in the history; the head still runs
+    # to this run's query, so truncation never drops the query or the history after it
+    earlier = UserMessage("Summary of the earlier conversation in this session: ...",
+                          kind="summary")
+    messages = [SystemMessage("sys"), earlier, UserMessage("older q", kind="history"),
+                AssistantMessage("older answer"), UserMessage("NVDA margins?", kind="query"),
+                *rounds(4)]
+    truncated, _ = truncate_rounds(messages, 1)
+    assert truncated[:5] == messages[:5]
+    assert truncated[5:] == messages[-2:]

@@ -205,3 +205,16 @@ async def test_a_failed_older_page_does_not_fail_a_listing_already_found(
     result = await edgar.filings("TSLA", filing_types=("10-K",), limit=50)
     assert len(result.data) >= 5
     assert any("could not be read" in note for note in result.notes)
+
+
+async def test_a_value_names_the_document_and_period_of_its_filing(edgar: EdgarSource) -> None:
+    apple = by_label(await statements(edgar, "income", "AAPL", "annual"))
+    filing = apple["FY2022"]["source_filing"]  # restated by the FY2024 10-K
+    assert filing["accession_number"] == APPLE_10K and filing["form"] == "10-K"
+    assert filing["url"].endswith("/320193/000032019324000123/aapl-20240928.htm")
+    assert filing["fiscal_period"] == "FY2024" and filing["filed"] == "2024-11-01"
+    quarters = by_label(await statements(edgar, "income", "AAPL", "quarterly"))
+    q3 = quarters["Q3 2025"]["source_filing"]
+    assert q3["accession_number"] == APPLE_10Q and q3["fiscal_period"] == "Q3 2025"
+    assert q3["url"].endswith("/000032019325000073/aapl-20250628.htm")
+    assert quarters["Q3 2025"]["company_name"] == "Apple Inc."

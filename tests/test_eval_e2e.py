@@ -32,13 +32,12 @@ from dexter.testing.fakellm import (
     ToolCallSpec,
     Usage,
 )
-from tests.cli_helpers import CliResult, cli_env, run_cli
+from tests.cli_helpers import HOLD, LIVENESS, CliResult, cli_env, run_cli
 
 pytestmark = pytest.mark.e2e
 
 MAIN = "gpt-4.1"
 JUDGE = "claude-haiku-4-5"
-GATE_TIMEOUT = 30.0  # a liveness bound for waiting on the fake server, never a measurement
 
 
 @pytest.fixture
@@ -235,9 +234,9 @@ def test_a_judge_that_is_malformed_twice_makes_a_judge_error(inproc: pytest.Monk
 
 def test_jobs_3_runs_three_questions_at_once_and_no_more(fake: FakeLLM, tmp_path: Path) -> None:
     dataset = write_dataset(tmp_path / "four.csv", [("Trends", 1)] * 4)
-    stalls = [Stall(after_chunks=1, reply=Reply(text=f"Held answer {words(n)}."))
+    stalls = [Stall(after_chunks=1, reply=Reply(text=f"Held answer {words(n)}."), timeout=HOLD)
               for n in range(1, 4)]
-    fourth = Stall(after_chunks=1, reply=Reply(text="Fourth answer."))
+    fourth = Stall(after_chunks=1, reply=Reply(text="Fourth answer."), timeout=HOLD)
     fake.enqueue(*stalls, fourth, route="openai")
     fake.enqueue(*[Dynamic(all_pass) for _ in range(4)], route="anthropic")
     proc = subprocess.Popen(
@@ -248,17 +247,17 @@ def test_jobs_3_runs_three_questions_at_once_and_no_more(fake: FakeLLM, tmp_path
     try:
         # three runs are in flight at once, each holding an open stream...
         for stall in stalls:
-            assert stall.reached.wait(GATE_TIMEOUT), "a run did not start while others were held"
+            assert stall.reached.wait(LIVENESS), "a run did not start while others were held"
         # ...and the fourth question waits for a free slot: nothing else reached the server
         assert not fourth.reached.is_set()
         assert len(fake.requests_for("openai")) == 3
         assert fake.requests_for("anthropic") == []
         stalls[1].gate.set()  # one run finishes and is judged...
-        assert fourth.reached.wait(GATE_TIMEOUT)  # ...then the fourth question starts
+        assert fourth.reached.wait(LIVENESS)  # ...then the fourth question starts
         assert len(fake.requests_for("anthropic")) == 1  # only the released run was judged
         for stall in (*stalls, fourth):
             stall.gate.set()
-        out, err = proc.communicate(timeout=60)
+        out, err = proc.communicate(timeout=LIVENESS)
     finally:
         for stall in (*stalls, fourth):
             stall.gate.set()
@@ -329,7 +328,7 @@ def test_retry_failed_runs_failed_questions_again(inproc: pytest.MonkeyPatch,
 def test_ctrl_c_keeps_every_finished_line_and_the_next_run_goes_on(inproc: pytest.MonkeyPatch,
                                                                    fake: FakeLLM, tmp_path: Path) -> None:
     dataset = write_dataset(tmp_path / "three.csv", [("Trends", 1)] * 3)
-    held = Stall(after_chunks=1, reply=Reply(text="Never finished."), timeout=GATE_TIMEOUT)
+    held = Stall(after_chunks=1, reply=Reply(text="Never finished."), timeout=HOLD)
     fake.enqueue(answer(1), held, route="openai")
     fake.enqueue(verdicts(True), route="anthropic")
     proc = subprocess.Popen(
@@ -338,9 +337,9 @@ def test_ctrl_c_keeps_every_finished_line_and_the_next_run_goes_on(inproc: pytes
         cwd=tmp_path, env=cli_env(fake, tmp_path), stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, text=True)
     try:
-        assert held.reached.wait(GATE_TIMEOUT)  # question 1 is done, question 2 is in flight
+        assert held.reached.wait(LIVENESS)  # question 1 is done, question 2 is in flight
         proc.send_signal(signal.SIGINT)
-        _out, err = proc.communicate(timeout=60)
+        _out, err = proc.communicate(timeout=LIVENESS)
     finally:
         held.gate.set()
         if proc.poll() is None:

@@ -79,7 +79,11 @@ async def test_annual_income_statement_values_labels_and_provenance(edgar: Edgar
     assert fy24["gross_margin"] == pytest.approx(0.4621, abs=1e-4)
     assert fy24["derived"]["gross_margin"] == "gross_profit / revenue"
     assert fy24["source_filing"]["accession_number"] == K24
-    assert fy24["source_filing"]["url"].endswith("/Archives/edgar/data/320193/000032019324000123/")
+    # the filing's primary document, as the submissions index names it, and its period
+    assert fy24["source_filing"]["url"].endswith(
+        "/Archives/edgar/data/320193/000032019324000123/aapl-20240928.htm")
+    assert fy24["source_filing"]["fiscal_period"] == "FY2024"
+    assert fy24["company_name"] == "Apple Inc."
     assert [r["fiscal_period"] for r in result.data] == ["FY2024", "FY2023", "FY2022", "FY2017"]
     assert "XBRL" in result.source and result.urls[0].endswith("companyfacts/CIK0000320193.json")
 

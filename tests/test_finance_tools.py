@@ -166,8 +166,8 @@ async def test_all_failures_make_an_error_result(settings: Settings) -> None:
     assert out.is_error
     assert out.content == ("Unknown sub-tool 'made_up_tool'. Available: get_income_statements, "
                            "get_balance_sheets, get_cash_flow_statements, "
-                           "get_all_financial_statements, get_company_facts. "
-                           "(call: made_up_tool {})")
+                           "get_all_financial_statements, get_company_facts, "
+                           "get_financial_segments, get_peers. (call: made_up_tool {})")
 
 
 async def test_several_failures_are_numbered_plain_lines(settings: Settings) -> None:
@@ -194,15 +194,16 @@ async def test_router_choosing_nothing_explains_what_would_help(settings: Settin
 
 async def test_market_data_without_a_key_says_which_key_unlocks_it(settings: Settings) -> None:
     settings.tools.keyless_prices = False
-    model = ScriptedModel()
+    model = ScriptedModel(text="Prices are not offered.")
     ctx, _ = context(settings, model)
     with pytest.raises(ToolFailure) as err:
         await run(tools(settings)["get_market_data"], "AAPL price", ctx)
-    assert model.requests == []
-    assert str(err.value).startswith(
-        "Stock prices, stock ticker lists, crypto prices, company news, insider trades and "
-        "ownership, and institutional and beneficial ownership need "
-        "FINANCIAL_DATASETS_API_KEY (Financial Datasets).")
+    # keyless: SEC EDGAR's insider trades and 13F holdings are offered, prices are not
+    assert set(model.offered()) == {"get_insider_trades", "get_insider_names",
+                                    "get_insider_ownership", "get_institutional_holdings"}
+    assert "Stock prices, stock ticker lists, crypto prices, company news, and beneficial " \
+           "ownership (13D/13G) need FINANCIAL_DATASETS_API_KEY (Financial Datasets)." \
+           in str(err.value)
     assert "tools.keyless_prices" in str(err.value)
 
 
@@ -504,7 +505,8 @@ async def test_sec_requests_of_concurrent_tool_calls_share_the_ten_per_second_li
     async def three_listings(sources: Any) -> None:
         async with sources:
             for _ in range(3):
-                await sources.sources[-1].filings("AAPL", limit=1)
+                edgar = next(s for s in sources.sources if s.name == "sec_edgar")
+                await edgar.filings("AAPL", limit=1)
 
     await asyncio.gather(three_listings(first), three_listings(second))
     starts = sorted(r.at for r in server.requests)

@@ -19,6 +19,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = [
     pytest.mark.install,
+    pytest.mark.long,
     pytest.mark.skipif(os.environ.get("DEXTER_INSTALL_CHECK") != "1",
                        reason="installs from the package index; set DEXTER_INSTALL_CHECK=1 "
                               "(CI does)"),

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from dexter.testing.fakellm import Dynamic, FakeLLM, RecordedRequest, Reply, ToolCallSpec
-from tests.cli_helpers import CliResult, cli_env, run_cli
+from tests.cli_helpers import CliResult, cli_env, config_outside, run_cli
 
 pytestmark = pytest.mark.e2e
 
@@ -27,7 +27,7 @@ def stdio_table(name: str, *args: str) -> str:
 
 
 def ask(llm: FakeLLM, tmp_path: Path, config: str, *extra: str) -> CliResult:
-    path = tmp_path / "config.toml"
+    path = config_outside(tmp_path)
     path.write_text(config, encoding="utf-8")
     env = cli_env(llm, tmp_path, DEXTER_CONFIG=str(path))
     return run_cli(["ask", "--json", *extra, "What is AAPL's price?"], cwd=tmp_path, env=env,
@@ -203,14 +203,14 @@ def test_search_mode_binds_only_the_chosen_tool(llm: FakeLLM, tmp_path: Path) ->
     assert "mcp__fx__pad_3" not in llm.requests[0].body["messages"][0]["content"]  # prompt too
 
     listed = run_cli(["mcp", "list"], cwd=tmp_path,
-                     env=cli_env(llm, tmp_path, DEXTER_CONFIG=str(tmp_path / "config.toml")))
+                     env=cli_env(llm, tmp_path, DEXTER_CONFIG=str(config_outside(tmp_path))))
     assert listed.code == 0, listed.stderr
     assert "search mode" in listed.stdout and "saving" in listed.stdout
     assert "mcp__fx__pad_29" in listed.stdout
 
 
 def test_mcp_list_reports_a_failed_server(llm: FakeLLM, tmp_path: Path) -> None:
-    path = tmp_path / "config.toml"
+    path = config_outside(tmp_path)
     path.write_text(stdio_table("fx") + stdio_table("broken", "--crash"), encoding="utf-8")
     result = run_cli(["mcp", "list"], cwd=tmp_path, env=cli_env(llm, tmp_path, DEXTER_CONFIG=str(path)))
     assert result.code == 1
@@ -255,7 +255,7 @@ def test_a_subagent_gets_the_read_only_mcp_tools(llm: FakeLLM, tmp_path: Path) -
 
 def test_rerun_keeps_the_mcp_tools_and_live_calls_reach_the_server(
         llm: FakeLLM, tmp_path: Path) -> None:
-    config = tmp_path / "config.toml"
+    config = config_outside(tmp_path)
     config.write_text(stdio_table("fx"), encoding="utf-8")
     llm.enqueue(Reply(tool_calls=[ToolCallSpec("mcp__fx__get_quote", {"ticker": "aapl"})]),
                 Reply(text="AAPL last traded at 123.45 USD [S1]."))

@@ -263,6 +263,58 @@ def test_anthropic_request_params_cache_breakpoints_and_max_tokens() -> None:
     assert "cache_control" not in ant.to_anthropic_messages(TOOL_ROUND)[-1]["content"][-1]
 
 
+def _marked(params: dict[str, Any]) -> list[str]:
+    """Where the request's cache breakpoints are: tools, system, and message blocks as
+    ``role[turn].type[block]``."""
+    out = [f"tool {t['name']}" for t in params.get("tools", []) if "cache_control" in t]
+    out += ["system" for b in params.get("system", []) if "cache_control" in b]
+    for i, turn in enumerate(params["messages"]):
+        for j, block in enumerate(turn["content"]):
+            if "cache_control" in block:
+                out.append(f"{turn['role']}[{i}].{block['type']}[{j}]")
+    return out
+
+
+LONG_ROUNDS = (
+    UserMessage("What is NVDA's revenue?", kind="query"),
+    UserMessage("Summary:\nFY2024 revenue 60.92B [S1]", kind="summary"),
+    AssistantMessage(text="next", tool_calls=(ToolCall("c1", "web_search", {"q": "a"}),)),
+    ToolResultMessage("c1", "web_search", "[S2] result one"),
+    AssistantMessage(tool_calls=(ToolCall("c2", "web_search", {"q": "b"}),)),
+    ToolResultMessage("c2", "web_search", "[S3] result two"),
+    UserMessage("Tool usage: web_search 2/3", kind="note"),
+)
+
+
+def test_anthropic_breakpoints_on_tools_system_the_stable_head_and_the_last_block() -> None:
+    request = ModelRequest(system="You are Dexter.", messages=LONG_ROUNDS, tools=(SEARCH, CALC))
+    params = ant.request_params(request, "claude-sonnet-4-6")
+    # the head (query + compaction summary) is one user turn: its last block, the summary
+    assert _marked(params) == ["tool calculator", "system", "user[0].text[1]", "user[4].text[1]"]
+    assert len(_marked(params)) <= 4  # the API's limit
+
+
+def test_anthropic_head_breakpoint_is_the_query_before_a_compaction_and_not_doubled() -> None:
+    first = ModelRequest(system="s", messages=(UserMessage("q", kind="query"),), tools=(SEARCH,))
+    assert _marked(ant.request_params(first, "m")) == ["tool web_search", "system", "user[0].text[0]"]
+    later = ModelRequest(system="s", messages=(UserMessage("q", kind="query"), *TOOL_ROUND[1:]))
+    assert _marked(ant.request_params(later, "m")) == ["system", "user[0].text[0]", "user[2].text[2]"]
+
+
+def test_anthropic_side_request_keeps_the_main_requests_breakpoint_and_prefix() -> None:
+    """A side request repeats the main conversation and adds its instruction: its
+    conversation breakpoint stays on the block the main request before it marked (the end
+    of the round before the last assistant turn), so every earlier block is the same."""
+    main = ModelRequest(system="s", messages=LONG_ROUNDS[:4], tools=(SEARCH,))
+    side = ModelRequest(system="s", messages=(*LONG_ROUNDS, UserMessage("Summarize.", kind="note")),
+                        tools=(SEARCH,), continuation=True)
+    main_params, side_params = ant.request_params(main, "m"), ant.request_params(side, "m")
+    assert _marked(side_params) == ["tool web_search", "system", "user[0].text[1]", "user[2].tool_result[0]"]
+    assert side_params["messages"][:3] == main_params["messages"]  # byte for byte, markers too
+    assert side_params["messages"][-1]["content"][-1] == {"type": "text", "text": "Summarize."}
+    assert side_params["system"] == main_params["system"] and side_params["tools"] == main_params["tools"]
+
+
 def test_anthropic_request_without_tools_has_no_tools_key() -> None:
     params = ant.request_params(ModelRequest(system="", messages=(UserMessage("q"),)), "claude-x")
     assert "tools" not in params and "system" not in params and params["max_tokens"] == 8192

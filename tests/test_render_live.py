@@ -209,6 +209,27 @@ def test_working_line_without_tokens_shows_only_elapsed_and_activity() -> None:
         renderer.close()
 
 
+def test_a_flush_and_compaction_in_one_side_request_keep_the_working_line_right() -> None:
+    # one request does both: flush start, compaction start, flush end, compaction end; or,
+    # when it fails, the separate compaction still runs after the flush has ended
+    renderer = LiveRenderer(console(), clock=Clock())
+    try:
+        renderer.handle(RunStart("q", "m", "p"))
+        renderer.handle(MemoryFlush("start"))
+        renderer.handle(Compaction("start"))
+        renderer.handle(MemoryFlush("end", ["2025-03-14.md"]))
+        region = console()
+        region.print(renderer.live_region())
+        assert "Compacting context..." in region.export_text()
+        renderer.handle(Compaction("end", True, 100, 10))
+        region = console()
+        region.print(renderer.live_region())
+        assert "Compacting context" not in region.export_text()
+        assert "Saving key facts" not in region.export_text()
+    finally:
+        renderer.close()
+
+
 def test_active_tool_row_shows_its_progress_in_the_live_region() -> None:
     renderer = LiveRenderer(console(), clock=Clock())
     try:

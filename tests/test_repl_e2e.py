@@ -13,7 +13,7 @@ import pexpect
 import pytest
 
 from dexter.testing.fakellm import FakeLLM, Reply, Stall, ToolCallSpec
-from tests.cli_helpers import SECRET_OPENAI, cli_env, run_cli
+from tests.cli_helpers import HOLD, LIVENESS, SECRET_OPENAI, cli_env, run_cli
 
 pytestmark = pytest.mark.e2e
 
@@ -32,7 +32,7 @@ def spawn(fake: FakeLLM, cwd: Path, **extra: str) -> pexpect.spawn:
     if "NO_COLOR" not in extra:
         env.pop("NO_COLOR")
     return pexpect.spawn(sys.executable, ["-m", "dexter"], cwd=str(cwd), env=env,
-                         dimensions=(30, 100), encoding="utf-8", timeout=20)
+                         dimensions=(30, 100), encoding="utf-8", timeout=LIVENESS)
 
 
 @pytest.mark.parametrize("no_color", [False, True], ids=["colour", "no-color"])
@@ -72,13 +72,13 @@ STREAMED = "Revenue rose in every quarter of the year, led by the data-center se
 
 
 def test_the_answer_streams_and_esc_keeps_what_was_written(fake: FakeLLM, tmp_path: Path) -> None:
-    stall = Stall(after_chunks=5, reply=Reply(text=STREAMED, chunk_size=8))
+    stall = Stall(after_chunks=5, reply=Reply(text=STREAMED, chunk_size=8), timeout=HOLD)
     fake.enqueue(stall)
     child = spawn(fake, tmp_path, NO_COLOR="1")
     try:
         child.expect("❯")
         child.send("how did revenue do?\r")
-        assert stall.reached.wait(20)
+        assert stall.reached.wait(LIVENESS)
         child.expect("Revenue rose in every")  # on screen while the model is still writing
         child.send("\x1b")
         child.expect("Interrupted · what should dexter do instead\\?")
@@ -97,14 +97,14 @@ def test_the_answer_streams_and_esc_keeps_what_was_written(fake: FakeLLM, tmp_pa
 
 def test_ask_streams_in_a_terminal_and_ctrl_c_keeps_the_partial_answer(
         fake: FakeLLM, tmp_path: Path) -> None:
-    stall = Stall(after_chunks=5, reply=Reply(text=STREAMED, chunk_size=8))
+    stall = Stall(after_chunks=5, reply=Reply(text=STREAMED, chunk_size=8), timeout=HOLD)
     fake.enqueue(stall)
     env = cli_env(fake, tmp_path, TERM="xterm-256color", DEXTER_MODEL="gpt-4.1")
     child = pexpect.spawn(sys.executable, ["-m", "dexter", "ask", "how did revenue do?"],
                           cwd=str(tmp_path), env=env, dimensions=(30, 100), encoding="utf-8",
-                          timeout=20)
+                          timeout=LIVENESS)
     try:
-        assert stall.reached.wait(20)
+        assert stall.reached.wait(LIVENESS)
         child.expect("Revenue rose in every")
         child.sendintr()
         child.expect("Interrupted")
@@ -120,13 +120,14 @@ def test_ask_streams_in_a_terminal_and_ctrl_c_keeps_the_partial_answer(
 
 
 def test_interrupt_then_ctrl_d_in_a_terminal(fake: FakeLLM, tmp_path: Path) -> None:
-    stall = Stall(after_chunks=2, reply=Reply(text="A very long report that never ends."))
+    stall = Stall(after_chunks=2, reply=Reply(text="A very long report that never ends."),
+                  timeout=HOLD)
     fake.enqueue(stall, Reply(text="Short answer instead."))
     child = spawn(fake, tmp_path)
     try:
         child.expect("❯")
         child.send("write a long report\r")
-        assert stall.reached.wait(20)
+        assert stall.reached.wait(LIVENESS)
         child.send("\x1b")
         child.expect("Interrupted · what should dexter do instead\\?")
         child.send("short version\r")

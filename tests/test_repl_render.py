@@ -69,6 +69,7 @@ def test_intro_guides_when_the_key_is_missing(width: int) -> None:
     assert "ANTHROPIC_API_KEY is not set" in text
     assert "ANTHROPIC_API_KEY=your-key-here" in text
     assert ".env" in text and "/model" in text
+    assert "dexter data statements AAPL" in text
 
 
 def _with_problem(problem: str) -> RenderableType:

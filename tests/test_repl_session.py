@@ -448,19 +448,46 @@ async def test_rules_add_reaches_the_system_prompt(fake_llm: FakeLLM, tmp_path: 
 
 
 async def test_cost_and_history_after_runs(fake_llm: FakeLLM, tmp_path: Path) -> None:
-    fake_llm.enqueue(Reply(text="one", usage=Usage(500_000, 0)),
-                     Reply(text="two", usage=Usage(500_000, 250_000)))
+    fake_llm.enqueue(Reply(text="Answer one.", usage=Usage(500_000, 0)),
+                     Reply(text="Answer two.", usage=Usage(500_000, 250_000)))
     async with running_repl(make_settings(tmp_path)) as d:
-        for question in ("first question", "second question"):
-            d.line(question)
-            await d.wait_idle()
-            await d.wait_for(f"❯ {question}")
+        # Each question once the run before has answered: typed while it runs, the second
+        # would join the first run as a queued message and there would be one run, not two.
+        await d.ask("first question", "Answer one.")
+        await d.ask("second question", "Answer two.")
         d.line("/cost")
         text = await d.wait_for("Estimated cost")
         d.line("/history")
         await d.wait_for("2. second question")
     # 1M in x $2 + 0.25M out x $8 = $4.00
     assert "2 runs · 1m in / 250k out" in text and "~$4.00" in text
+
+
+async def test_cost_counts_cached_prompt_tokens_at_the_cached_price(
+        fake_llm: FakeLLM, tmp_path: Path) -> None:
+    # the OpenAI wire reports 800k of the 1M prompt tokens as served from the cache
+    fake_llm.enqueue(Reply(text="one", usage=Usage(1_000_000, 0, cached_tokens=800_000)))
+    async with running_repl(make_settings(tmp_path)) as d:
+        d.line("first question")
+        await d.wait_for("✻")  # the run's closing line
+        d.line("/cost")
+        text = await d.wait_for("Estimated cost")
+    # gpt-4.1 at $2 a million, cached input at a quarter: 200k x $2 + 800k x $0.50 = $0.80
+    assert "~$0.80" in text
+
+
+async def test_cost_of_anthropic_cache_reads_and_writes(fake_llm: FakeLLM,
+                                                       tmp_path: Path) -> None:
+    # Anthropic reports 200k fresh prompt tokens, 500k read from the cache, 300k written
+    fake_llm.enqueue(Reply(text="one", usage=Usage(200_000, 0, cached_tokens=500_000,
+                                                   written_tokens=300_000)))
+    async with running_repl(make_settings(tmp_path, model="claude-sonnet-4-6")) as d:
+        d.line("first question")
+        await d.wait_for("✻")  # the run's closing line
+        d.line("/cost")
+        text = await d.wait_for("Estimated cost")
+    # $3 a million: 200k x $3 + 300k x $3.75 + 500k x $0.30 = $1.875
+    assert "1m in" in text and "~$1.88" in text
 
 
 async def test_dumb_terminal_prints_plain_lines(fake_llm: FakeLLM, tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ from dexter.agent.conversation import (
     shorten,
 )
 from dexter.agent.executor import ApprovalRequest
-from dexter.config import ContextSettings, Settings
+from dexter.config import ContextSettings, Settings, load_settings
 from dexter.events import Done
 from dexter.messages import (
     AssistantMessage,
@@ -31,7 +31,7 @@ from dexter.providers.registry import ModelInfo
 from dexter.repl.commands import CommandRegistry, split_command
 from dexter.repl.completion import ReplCompleter
 from dexter.repl.context_report import context_report
-from dexter.repl.cost import CostTracker, format_cost, stats_with_cost, usage_cost
+from dexter.repl.cost import CostTracker, format_cost, model_price, stats_with_cost, usage_cost
 from dexter.repl.dialog_host import _apply_line
 from dexter.repl.dialogs import (
     ABORT,
@@ -404,6 +404,27 @@ def test_context_report_names_microcompact_first() -> None:
 PRICED = ModelInfo("m", "M", 1000, 2.0, 8.0)
 
 
+def test_cached_prompt_tokens_cost_what_the_provider_bills_for_them() -> None:
+    gpt5 = model_price("gpt-5", load_settings(env={}))
+    sonnet = model_price("claude-sonnet-4-6", load_settings(env={}))
+    assert gpt5 is not None and sonnet is not None
+    # 1M prompt tokens of which 900k were served from OpenAI's cache at a tenth of $1.25:
+    # 100k x 1.25 + 900k x 0.125 = $0.2375, where the full price would be $1.25
+    usage = {"input_tokens": 1_000_000, "output_tokens": 0, "cache_read_tokens": 900_000}
+    assert usage_cost(usage, gpt5) == pytest.approx(0.2375)
+    # Anthropic: 200k fresh, 300k written to the cache (x1.25), 500k read from it (x0.1),
+    # at $3: 0.6 + 1.125 + 0.15 = $1.875
+    usage = {"input_tokens": 1_000_000, "output_tokens": 0, "cache_read_tokens": 500_000,
+             "cache_write_tokens": 300_000}
+    assert usage_cost(usage, sonnet) == pytest.approx(1.875)
+    # a model without known cache prices pays the input price for every prompt token
+    assert usage_cost({"input_tokens": 1_000_000, "output_tokens": 0,
+                       "cache_read_tokens": 900_000}, PRICED) == pytest.approx(2.0)
+    # counts that do not add up never make a negative or inflated cost
+    assert usage_cost({"input_tokens": 10, "output_tokens": 0, "cache_read_tokens": 50,
+                       "cache_write_tokens": 50}, sonnet) == pytest.approx(10 * 0.1 * 3 / 1e6)
+
+
 def test_cost_of_a_run_and_the_closing_line() -> None:
     usage = {"input_tokens": 1_000_000, "output_tokens": 250_000}
     assert usage_cost(usage, PRICED) == pytest.approx(4.0)
@@ -478,6 +499,11 @@ def test_run_part_takes_what_the_run_added() -> None:
     assert run_part([system, *history, UserMessage("older")], history, "new\n\nquestion") == ()
     summary = UserMessage("q\n\nSummary: ...", kind="summary")
     assert run_part([system, summary, call], history, "q") == (summary, call)
+    # a compaction in the run dropped the history: the query, then the summary after it
+    compacted = [system, UserMessage("q", kind="query"), summary, call]
+    assert run_part(compacted, history, "q") == tuple(compacted[1:])
+    # another run's query before a summary is not this run's
+    assert run_part([system, UserMessage("other", kind="query"), summary], history, "q") == ()
 
 
 # -- how the REPL's modules depend on each other ---------------------------------------------------

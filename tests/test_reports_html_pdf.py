@@ -26,7 +26,7 @@ from dexter.testing.fakedata import FakeDataServer
 from dexter.testing.fakellm import FakeLLM
 from tests.report_helpers import QUESTION, run_report
 
-REVENUE_Q1 = "119,575,000,000"
+REVENUE_Q1 = "119,575"
 MARGIN_Q1 = "28.4%"
 
 
@@ -77,23 +77,29 @@ def test_html_report_holds_the_answer_sources_numbers_and_charts(
     page = Page(text)
     assert page.text.startswith(QUESTION)
     assert "Revenue fell from $119.6B in Q1 2024 to $94.9B in Q4 2024 [S1]." in page.text
-    # the source is listed with a clickable link to the URL the data came from
+    # the source is listed with a link to the filings the figures came from, not the API
     links = [a["href"] for a in page.named("a")]
-    source_urls = [u for u in links if u.startswith(data.url)]
-    assert source_urls and "companyfacts" in source_urls[0], links
-    assert "SEC EDGAR" in page.text
+    documents = [u for u in links if u.startswith(data.url)]
+    assert documents and all("/Archives/edgar/data/320193/" in u for u in documents), links
+    assert any(u.endswith("/aapl-20240928.htm") for u in documents)
+    assert "SEC EDGAR (XBRL company facts)" in page.text
     # the answer's citations jump to the source they name
-    assert links.count("#source-S1") == 2 and {"id": "source-S1"} in page.named("li")
-    assert "6 figures checked against the sources" in page.text
-    # the fetched numbers, in the data table, right-aligned
+    assert links.count("#source-S1") >= 2 and {"id": "source-S1"} in page.named("li")
+    # the check's banner comes before the answer
+    assert page.text.index("All 6 figures checked against the sources") < \
+        page.text.index("Revenue fell from")
+    # the fetched numbers, in the data table, right-aligned, in millions
     assert REVENUE_Q1 in page.text and MARGIN_Q1 in page.text
+    assert "USD millions, except per-share" in page.text
     cells = [attrs for attrs in page.named("td") if attrs.get("class") == "num"]
     assert len(cells) >= 16  # 4 fields x 4 quarters
-    # one chart per unit of the income statement: amounts, margins, per-share
-    assert len(page.named("svg")) == 3
-    assert "income_statements[AAPL, quarterly] · %" in [s["aria-label"] for s in
-                                                        page.named("svg")]
-    assert "from [S1]" in page.text
+    # the income statement's curated charts: revenue and net income, margins, diluted EPS
+    labels = [s["aria-label"] for s in page.named("svg")]
+    assert labels == ["Apple Inc. — Revenue and net income, Q1 FY2024–Q4 FY2024 (USD bn)",
+                      "Apple Inc. — Net margin, Q1 FY2024–Q4 FY2024 (%)",  # all it has
+                      "Apple Inc. — Diluted EPS, Q1 FY2024–Q4 FY2024 (USD per share)"]
+    assert "Figure 1. Apple Inc. — Revenue and net income" in page.text
+    assert "Source: [S1] SEC EDGAR (XBRL company facts)" in page.text
     # self-contained: no script, nothing loaded from anywhere
     assert not page.named("script") and not page.named("link") and not page.named("img")
     assert all(ref.startswith("#") for ref in resource_references(page)), \
@@ -112,12 +118,12 @@ def test_pdf_report_holds_the_question_sources_and_figures(
     flat = "".join(text.split())
     assert "".join(QUESTION.split()) in flat
     assert "SEC EDGAR (XBRL company facts)" in text
-    assert f"{data.url}/api/xbrl/companyfacts/CIK0000320193.json" in flat
+    assert "aapl-20240928.htm" in text and "/api/xbrl/companyfacts" not in flat
     assert REVENUE_Q1 in text and MARGIN_Q1 in text and "✓" in text
-    # the source URL is a live link, and the three charts are images
+    # the filing is a live link, and the three charts are images
     uris = [str(annot.get_object()["/A"]["/URI"]) for page in reader.pages
             for annot in page.get("/Annots") or [] if "/A" in annot.get_object()]
-    assert any(u.startswith(data.url) and "companyfacts" in u for u in uris), uris
+    assert any(u.startswith(data.url) and u.endswith("aapl-20240928.htm") for u in uris), uris
     assert sum(len(page.images) for page in reader.pages) == 3
     assert reader.metadata is not None and reader.metadata.title == QUESTION
 
@@ -170,10 +176,10 @@ QUARTERS = ("Q1 2024", "Q2 2024", "Q3 2024", "Q4 2024")
 
 def amounts_chart() -> Chart:
     revenue = Series("revenue", "USD", QUARTERS, (119.575e9, 90.753e9, None, 94.93e9),
-                     "income", "S1")
+                     "income", "S1", "Revenue")
     income = Series("net_income", "USD", QUARTERS, (33.9e9, 23.6e9, 21.4e9, 14.7e9),
-                    "income", "S1")
-    return Chart("income · USD", "USD", (revenue, income), "S1")
+                    "income", "S1", "Net income")
+    return Chart("Apple Inc. — Revenue and net income", "USD", (revenue, income), "S1")
 
 
 def test_a_missing_amount_is_an_empty_slot_marked_na() -> None:
@@ -184,8 +190,33 @@ def test_a_missing_amount_is_an_empty_slot_marked_na() -> None:
     assert 119.575 in heights and 94.93 in heights  # in billions
     assert ax.get_ylabel() == "USD bn"
     assert [t.get_text() for t in ax.get_xticklabels()] == list(QUARTERS)
-    assert "n/a" in [t.get_text() for t in ax.texts]
-    assert [t.get_text() for t in figure.legends[0].get_texts()] == ["revenue", "net income"]
+    texts = [t.get_text() for t in ax.texts]
+    assert "n/a" in texts
+    # every bar carries its value, as the tables print it
+    assert {"119.6", "90.8", "94.9", "33.9", "14.7"} <= set(texts), texts
+    assert [t.get_text() for t in figure.legends[0].get_texts()] == ["Revenue", "Net income"]
+    # a metric has one colour in every chart
+    colours = {p.get_facecolor() for p in ax.patches[:3]}
+    assert len(colours) == 1
+
+
+def test_a_metric_has_the_same_colour_in_every_chart() -> None:
+    from dexter.reports.charts import color_of
+
+    alone = Series("net_income", "USD", QUARTERS, (1.0, 2.0, 3.0, 4.0), "t", "S2")
+    assert color_of(alone) == color_of(amounts_chart().series[1]) != \
+        color_of(amounts_chart().series[0])
+    made_up = Series("widgets", "", QUARTERS, (1.0, 2.0, 3.0, 4.0), "t", "S2")
+    assert color_of(made_up) == color_of(made_up)
+
+
+def test_many_bars_are_all_labelled() -> None:
+    quarters = tuple(f"Q{q} FY{y}" for y in (2024, 2025) for q in (1, 2, 3, 4))
+    series = tuple(Series(name, "USD", quarters, tuple(float(i + 1) * 1e9 for i in range(8)),
+                          "t", "S1") for name in ("revenue", "net_income", "gross_profit"))
+    ax = draw(Chart("t", "USD", series, "S1")).axes[0]
+    assert len(ax.patches) == 24
+    assert len([t for t in ax.texts if t.get_text()]) >= 24
 
 
 def test_a_ratio_chart_is_a_line_in_percent_with_a_gap() -> None:
@@ -203,14 +234,13 @@ def test_a_ratio_chart_is_a_line_in_percent_with_a_gap() -> None:
 
 
 def test_axis_scale_follows_the_largest_amount() -> None:
-    def chart(unit: str, value: float) -> Chart:
-        return Chart("t", unit, (Series("x", unit, ("a", "b", "c"), (value, 1.0, 2.0), "t",
-                                        ""),), "")
+    def series(unit: str, value: float) -> list[Series]:
+        return [Series("x", unit, ("a", "b", "c"), (value, 1.0, 2.0), "t", "")]
 
-    assert axis_scale(chart("USD", 3.9e11)) == (1e9, "bn")
-    assert axis_scale(chart("shares", 15.2e6)) == (1e6, "m")
-    assert axis_scale(chart("USD/share", 6.1e3)) == (1.0, "")
-    assert axis_scale(chart("ratio", 0.5)) == (1.0, "")
+    assert axis_scale(series("USD", 3.9e11)) == (1e9, "bn")
+    assert axis_scale(series("shares", 15.2e6)) == (1e6, "m")
+    assert axis_scale(series("USD/share", 6.1e3)) == (1.0, "")
+    assert axis_scale(series("ratio", 0.5)) == (1.0, "")
 
 
 def test_svg_is_inline_deterministic_and_its_ids_are_prefixed() -> None:
@@ -230,9 +260,12 @@ def test_svg_is_inline_deterministic_and_its_ids_are_prefixed() -> None:
 def test_chart_png_and_caption() -> None:
     png = chart_png(amounts_chart(), dpi=50)
     assert png.startswith(b"\x89PNG")
-    sources = (ReportSource("S1", "income_statements · SEC EDGAR", "https://x", "t", True),)
+    sources = (ReportSource("S1", "Apple Inc. — Income statement", "https://x", "t", True,
+                            provider="SEC EDGAR (XBRL company facts)"),)
     assert chart_caption(amounts_chart(), sources) == \
-        "revenue, net income · from [S1] income_statements · SEC EDGAR"
+        "Source: [S1] SEC EDGAR (XBRL company facts)"
+    untitled = (ReportSource("S1", "prices.csv", "", "read_file", True),)
+    assert chart_caption(amounts_chart(), untitled) == "Source: [S1] prices.csv"
 
 
 def test_charts_libraries_are_not_loaded_until_a_report_needs_them() -> None:
@@ -272,14 +305,15 @@ def report_with(*tables: DataTable) -> Report:
                   "", (), tables)
 
 
-def test_a_wide_statement_goes_landscape_and_keeps_every_period() -> None:
+def test_a_wide_statement_keeps_its_newest_periods_on_a_portrait_page() -> None:
     reader = PdfReader(io.BytesIO(render_bytes(report_with(wide_statement(16, 6)), "pdf")))
     text = "\n".join(p.extract_text() for p in reader.pages)
-    for year in range(2000, 2016):
-        assert f"FY{year}" in text
-    assert text.count("1,234,567,890,123") == 1  # field_0 of the first period, once
-    landscape = [p for p in reader.pages if p.mediabox.width > p.mediabox.height]
-    assert landscape and reader.pages[0].mediabox.width < reader.pages[0].mediabox.height
+    table = text[text.index("\nData\n"):text.index("FY2000–FY2007 not shown here")]
+    assert "FY2015" in table and "FY2014" in table  # the latest periods are always shown
+    assert "FY2000" not in table
+    assert "the .xlsx report has every period" in text
+    assert all(p.mediabox.width < p.mediabox.height for p in reader.pages)  # no landscape
+    assert "1,234,568" in table and "1,234,567,890,123" not in text  # USD millions
 
 
 def test_a_long_record_table_runs_across_pages_and_says_what_it_left_out() -> None:
@@ -289,9 +323,9 @@ def test_a_long_record_table_runs_across_pages_and_says_what_it_left_out() -> No
                        source_id="S1")
     reader = PdfReader(io.BytesIO(render_bytes(report_with(prices), "pdf")))
     text = "\n".join(p.extract_text() for p in reader.pages)
-    assert "2024-01-01" in text and days[-1] in text  # first and last rows
+    assert "1 Jan 2024" in text and "20 Nov 2024" in text  # first and last rows
     assert "240 rows left out" in text
-    assert text.count("close (USD)") >= 2  # the header repeats on the next page
+    assert text.count("Close (USD)") >= 2  # the header repeats on the next page
 
 
 def test_a_missing_pdf_library_is_named_by_the_package_to_install(
@@ -309,5 +343,5 @@ def test_html_and_pdf_are_known_extensions() -> None:
 
 def test_a_report_without_tables_has_no_charts_section() -> None:
     page = Page(render_bytes(report_with(), "html").decode())
-    assert not page.named("svg") and "Charts" not in page.text and "Data" not in page.text
+    assert not page.named("svg") and "Figures" not in page.text and "Data" not in page.text
     assert charts_of([]) == []

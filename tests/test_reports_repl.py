@@ -61,14 +61,14 @@ async def test_export_and_chart_the_last_answer(fake_llm: FakeLLM, data: FakeDat
         await d.wait_for("Wrote out/apple.xlsx (1 data table, 1 cited source)")
         book = load_workbook(tmp_path / "out" / "apple.xlsx")
         sheet = book[book.sheetnames[1]]
-        revenue = next(r for r in sheet.iter_rows() if r[0].value == "revenue (USD)")
+        revenue = next(r for r in sheet.iter_rows() if r[0].value == "Revenue")
         assert revenue[1].value == 119_575_000_000
         assert book["Report"]["B1"].value == QUESTION
 
         d.line("/export apple.md")
         await d.wait_for("Wrote apple.md")
         markdown = (tmp_path / "apple.md").read_text()
-        assert markdown.startswith(f"# {QUESTION}") and "119,575,000,000" in markdown
+        assert markdown.startswith(f"# {QUESTION}") and "| Revenue | 119,575 |" in markdown
 
         d.line("/export apple.docx")
         text = await d.wait_for("not .docx")
@@ -76,6 +76,13 @@ async def test_export_and_chart_the_last_answer(fake_llm: FakeLLM, data: FakeDat
         assert ".xlsx" in text.split("not .docx")[0].splitlines()[-1]
         d.line("/export ../elsewhere.md")
         await d.wait_for("points outside the working directory")
+        elsewhere = tmp_path.parent / f"{tmp_path.name}-elsewhere"
+        elsewhere.mkdir()
+        (tmp_path / "linked").symlink_to(elsewhere)  # as a command could have made it
+        d.line(f"/export {tmp_path / 'linked' / 'apple.md'}")
+        text = await d.wait_for("give the real folder")
+        assert "linked is a symbolic link inside a folder commands may write" in one_line(text)
+        assert list(elsewhere.iterdir()) == []
         d.line("/export no/such/place.md")
         text = await d.wait_for("create it first.")
         assert "does not exist (dexter creates at most the last folder)" in one_line(text)
@@ -86,18 +93,20 @@ async def test_export_and_chart_the_last_answer(fake_llm: FakeLLM, data: FakeDat
 
         d.line("/chart")
         text = await d.wait_for("Draw one with /chart NAME or /chart NUMBER.")
-        listing = [one_line(line) for line in text.splitlines() if "(USD" in line or "(%)" in line]
-        assert listing[0].startswith("1 revenue (USD) █▂▁▃")
-        assert any(line.startswith("3 net_margin (%) ") for line in listing)
+        listing = [one_line(line) for line in text.splitlines() if "Income statement" in line]
+        assert listing[0].startswith("1 Revenue █▂▁▃")
+        assert any(line.startswith("3 Net margin ") for line in listing), listing
+        assert any(line.startswith("4 EPS, diluted ") for line in listing)
 
-        d.line("/chart net_margin")
-        text = await d.wait_for("net_margin (%)  income_statements[AAPL, quarterly] [S1]")
-        bars = text.split("/chart net_margin")[-1].splitlines()
-        q1, q3 = (next(ln for ln in bars if ln.startswith(q)) for q in ("Q1 2024", "Q3 2024"))
+        d.line("/chart net margin")
+        text = await d.wait_for("Net margin  Apple Inc. — Income statement, quarterly [S1]")
+        bars = text.split("/chart net margin")[-1].splitlines()
+        q1, q3 = (next(ln for ln in bars if ln.startswith(q)) for q in ("Q1 FY2024",
+                                                                        "Q3 FY2024"))
         assert "█" * 20 in q1 and q1.rstrip().endswith("28.4%")
         assert "█" in q3 and q3.rstrip().endswith("25.0%")
         d.line("/chart 2")
-        text = await d.wait_for("net_income (USD)  income_statements")
+        text = await d.wait_for("Net income  Apple Inc. — Income statement")
         assert "$14.7B" in text.split("/chart 2")[-1]
         d.line("/chart 99")
         await d.wait_for("/chart 99: there are")
@@ -118,8 +127,8 @@ async def test_chart_on_a_dumb_terminal_prints_the_values_without_bars(
         script_quarters(fake_llm)
         await d.ask(QUESTION, "Revenue fell from")
         d.line("/chart revenue")
-        text = await d.wait_for("revenue (USD)  income_statements")
-    chart = text.split("revenue (USD)  income_statements")[-1]
+        text = await d.wait_for("Revenue  Apple Inc. — Income statement")
+    chart = text.split("Revenue  Apple Inc. — Income statement")[-1]
     assert "$119.6B" in chart and "$94.9B" in chart
     assert "█" not in chart and "▏" not in chart
 

@@ -23,8 +23,8 @@ from dexter.evidence.tables import (
     unit_of,
 )
 from dexter.reports import FORMATS, ReportError, build_report, format_problem, write_report
-from dexter.reports.layout import format_cell, grid
 from dexter.reports.markdown import document
+from dexter.reports.presentation import format_value, value_kind, view
 from dexter.reports.series import MAX_PER_CHART, charts_of, find_series, series_of
 from dexter.testing.fakedata import FakeDataServer
 from dexter.testing.fakellm import FakeLLM
@@ -127,16 +127,33 @@ def test_tables_survive_a_saved_session(apple_quarters: list) -> None:
         table_from_dict({**table_to_dict(source.tables[0]), "index": ["one"]})
 
 
-def test_charts_group_series_by_unit_and_keep_every_series(apple_quarters: list) -> None:
-    tables = tables_from_data("income", apple_quarters)
+def test_an_income_statement_gets_its_curated_charts(apple_quarters: list) -> None:
+    tables = tables_from_data("income_statements[AAPL, quarterly]", apple_quarters)
     charts = charts_of(tables)
+    assert [c.subject for c in charts] == ["Revenue and net income", "Margins", "Diluted EPS"]
+    assert [[s.name for s in c.series] for c in charts] == [
+        ["revenue", "net_income"], ["gross_margin", "operating_margin", "net_margin"],
+        ["earnings_per_share_diluted"]]
+    span = f"{charts[0].labels[0]}–{charts[0].labels[-1]}"
+    assert charts[0].title == f"AAPL — Revenue and net income, {span} (USD bn)"
+    assert charts[1].title.endswith("(%)") and charts[2].title.endswith("(USD per share)")
+    assert all(len({s.unit for s in c.series}) == 1 for c in charts)
+    assert charts[0].labels[0].startswith("Q") and "FY20" in charts[0].labels[0]
+    revenue = find_series(series_of(tables[0]), "REVENUE")
+    assert revenue and revenue[0].shown_name == "Revenue"
+
+
+def test_a_table_of_no_known_kind_is_charted_by_unit() -> None:
+    rows = [{"date": f"2024-0{m}-01", "widgets": float(m), "gadgets": 2.0 * m,
+             "share_of_market": 0.1 * m} for m in range(1, 5)]
+    [table] = tables_from_data("sales.csv", rows)
+    charts = charts_of(table for table in [table])
+    charted = sorted(s.name for c in charts for s in c.series)
+    assert charted == ["gadgets", "share_of_market", "widgets"]
     for chart in charts:
         assert len({s.unit for s in chart.series}) == 1
         assert len(chart.series) <= MAX_PER_CHART
-    charted = sorted(s.name for c in charts for s in c.series)
-    assert charted == sorted(s.name for s in series_of(tables[0]))
-    revenue = find_series(series_of(tables[0]), "REVENUE")
-    assert revenue and revenue[0].labels[0].startswith("Q")  # period names without dates
+        assert "_" not in chart.title
 
 
 def test_a_series_needs_three_periods() -> None:
@@ -147,42 +164,55 @@ def test_a_series_needs_three_periods() -> None:
     assert [s.name for s in series_of(table)] == ["revenue"]
 
 
-@pytest.mark.parametrize(("value", "unit", "shown"), [
-    (None, "", "—"), (0.2836, "ratio", "28.4%"), (119_575_000_000.0, "USD", "119,575,000,000"),
-    (1.4, "USD/share", "1.4"), (2.185, "USD/share", "2.19"), (-0.5, "ratio", "-50.0%"),
+@pytest.mark.parametrize(("value", "kind", "scale", "shown"), [
+    (None, "amount", 1e6, "—"), (0.2836, "ratio", 1.0, "28.4%"),
+    (119_575_000_000.0, "amount", 1e6, "119,575"), (-9_447_000_000.0, "amount", 1e6, "(9,447)"),
+    (2.4, "per_share", 1.0, "2.40"), (2.185, "per_share", 1.0, "2.19"),
+    (-0.5, "ratio", 1.0, "(50.0%)"), (-0.12, "per_share", 1.0, "(0.12)"),
+    (15_408_095_000.0, "shares", 1e6, "15,408"), (185.6, "price", 1.0, "185.60"),
 ])
-def test_cells_read_as_people_write_them(value: float | None, unit: str, shown: str) -> None:
-    assert format_cell(value, unit) == shown
+def test_cells_read_as_a_filing_prints_them(value: float | None, kind: str, scale: float,
+                                            shown: str) -> None:
+    assert format_value(value, kind, scale) == shown  # type: ignore[arg-type]
 
 
-def test_a_statement_grid_has_a_row_per_field(apple_quarters: list) -> None:
-    [table] = tables_from_data("income", apple_quarters)
-    layout = grid(table)
-    assert layout.header[0] == "field" and len(layout.header) == 5
-    assert layout.rows[0][0] == "revenue (USD)"
+def test_a_statement_view_has_a_labelled_row_per_field_in_statement_order(
+        apple_quarters: list) -> None:
+    [table] = tables_from_data("income_statements[AAPL, quarterly]", apple_quarters)
+    shown = view(table)
+    assert shown.title == "AAPL — Income statement, quarterly"
+    assert shown.unit == "USD millions, except per-share; shares in millions"
+    assert shown.corner == "Fiscal quarter" and shown.header[0].startswith("Q")
+    labels = [row.label for row in shown.rows]
+    assert labels[:3] == ["Revenue", "Cost of revenue", "Gross profit"]
+    assert labels.index("Net income") < labels.index("EPS, basic") < labels.index(
+        "EPS, diluted") < labels.index("Gross margin")
+    assert not any("_" in label for label in labels)
+    assert {c.name: value_kind(c) for c in table.columns}["gross_margin"] == "ratio"
 
 
-def test_the_report_keeps_the_runs_tables_once_and_lists_uncited_sources(
+def test_the_report_keeps_the_runs_tables_once_and_lists_its_sources_by_id(
         apple_quarters: list) -> None:
     conversation = Conversation()
     tables = tables_from_data("income", apple_quarters)
     conversation.ledger.add("get_financials", {"query": "a"}, "x 1", tables=tables)
     conversation.ledger.add("get_financials", {"query": "b"}, "x 2", tables=tables)
-    conversation.ledger.add("web_fetch", {"url": "https://e.com"}, "x 3")
+    conversation.ledger.add("web_fetch", {"url": "https://e.com"}, "x 3",
+                            urls=["https://e.com"], title="A page")
     done = Done(answer="Revenue rose [S3].", model="m",
-                citations=[{"id": "S3", "tool": "web_fetch", "title": "page",
+                citations=[{"id": "S3", "tool": "web_fetch", "title": "A page",
                             "url": "https://e.com"}],
-                tool_calls=[{"tool": "get_financials", "source_id": "S1"},
+                tool_calls=[{"tool": "web_fetch", "source_id": "S3"},
                             {"tool": "get_financials", "source_id": "S2"},
-                            {"tool": "web_fetch", "source_id": "S3"}])
+                            {"tool": "get_financials", "source_id": "S1"}])
     report = build_report(done, " Q? ", "2026-12-01", conversation.ledger)
     assert len(report.tables) == 1  # the same data fetched twice is one table
-    assert [(s.id, s.cited) for s in report.sources] == [("S3", True), ("S1", False)]
+    assert [(s.id, s.cited) for s in report.sources] == [("S1", False), ("S2", False),
+                                                          ("S3", True)]
     text = document(report)
     assert text.startswith("# Q?\n\n*2026-12-01 · m*")
-    assert "## Sources\n\n- [S3] page · <https://e.com>" in text
-    assert "Also fetched (not cited):\n\n- [S1]" in text
-    assert "| revenue (USD) |" in text
+    assert "- **[S3]** A page · [https://e.com](<https://e.com>)" in text
+    assert "| Revenue |" in text and "revenue" not in text.split("## Data")[1].split("|")[1]
 
 
 def test_unknown_extensions_are_refused_before_and_at_writing(tmp_path: Path) -> None:
@@ -204,13 +234,14 @@ def test_ask_output_md_holds_the_answer_sources_and_the_fetched_table(
     assert run.result.code == 0, run.result.stderr
     text = run.path.read_text(encoding="utf-8")
     assert text.startswith("# How did Apple's revenue")
-    assert "[S1] income_statements[AAPL, quarterly]" in text
-    assert f"<{data.url}/api/xbrl/companyfacts/CIK0000320193.json>" in text
-    assert "✓ 6 figures checked against the sources." in text
-    # the fetched table, every quarter, in full figures
-    assert "| revenue (USD) | 119,575,000,000 | 90,753,000,000 | 85,777,000,000 | " \
-           "94,930,000,000 |" in text
-    assert "| net_margin (%) | 28.4% | 26.0% | 25.0% | 15.5% |" in text
+    assert "**[S1]** Apple Inc. — Income statement, quarterly" in text
+    assert "aapl-20240928.htm" in text and "companyfacts" not in text
+    assert "✓ All 6 figures checked against the sources." in text
+    assert text.index("figures checked") < text.index("Apple's quarterly revenue")
+    # the fetched table, every quarter, in millions with the unit in the caption
+    assert "*USD millions, except per-share*" in text
+    assert "| Revenue | 119,575 | 90,753 | 85,777 | 94,930 |" in text
+    assert "| Net margin | 28.4% | 26.0% | 25.0% | 15.5% |" in text
     assert oct(run.path.stat().st_mode & 0o777) == "0o644"
 
 

@@ -4,6 +4,7 @@ text and sheet names on hand-built reports."""
 
 from __future__ import annotations
 
+import datetime as dt
 import io
 from pathlib import Path
 from typing import Any
@@ -26,17 +27,20 @@ def rows(sheet: Worksheet) -> list[list[Any]]:
     return [[c.value for c in row] for row in sheet.iter_rows()]
 
 
-def find_row(sheet: Worksheet, first: str) -> tuple[Any, ...]:
+def find_row(sheet: Worksheet, first: str | None, column: int = 0,
+             value: Any = None) -> tuple[Any, ...]:
+    """The first row whose first cell is ``first`` (or whose cell ``column`` is ``value``)."""
+    wanted = first if value is None else value
     for row in sheet.iter_rows():
-        if row[0].value == first:
+        if len(row) > column and row[column].value == wanted:
             return row
-    raise AssertionError(f"no row starting with {first!r} in {sheet.title}: {rows(sheet)}")
+    raise AssertionError(f"no row with {wanted!r} in {sheet.title}: {rows(sheet)}")
 
 
 def test_ask_output_xlsx_holds_the_fetched_numbers_units_and_sources(
         llm: FakeLLM, data: FakeDataServer, tmp_path: Path) -> None:
     run = run_report(llm, data, tmp_path, "report.xlsx",
-                     answer=ANSWER + "\n" + HOSTILE)
+                     answer=ANSWER + "\n\n" + HOSTILE)
     assert run.result.code == 0, run.result.stderr
     book = load_workbook(run.path)
     assert book.sheetnames[0] == "Report" and book.sheetnames[-1] == "Sources"
@@ -45,38 +49,51 @@ def test_ask_output_xlsx_holds_the_fetched_numbers_units_and_sources(
     report = book["Report"]
     assert find_row(report, "Question")[1].value.startswith("How did Apple's revenue")
     assert find_row(report, "Model")[1].value
-    assert "figures checked" in find_row(report, "Verification")[1].value
+    assert "figures checked" in find_row(report, "Check")[1].value
+    assert find_row(report, "Date")[1].is_date
     answer_cells = [r[1] for r in report.iter_rows() if isinstance(r[1].value, str)]
     hostile = [c for c in answer_cells if c.value == HOSTILE]
     assert len(hostile) == 1 and hostile[0].data_type == "s"  # text, not a formula
+    # the answer's table is cells: its header, then numbers shown as they were written
+    quarter = find_row(report, None, column=1, value="Q1 2024")
+    assert quarter[2].value == 119_600_000_000 and quarter[2].data_type == "n"
+    assert quarter[3].value == pytest.approx(0.284) and "%" in quarter[3].number_format
+    assert not any(str(c.value).startswith(("|", "#", "**")) for c in answer_cells)
 
     tables = find_row(report, "Tables")
-    assert tables[1].value == book.sheetnames[1]
+    assert tables[1].value == book.sheetnames[1] == "Apple income, quarterly"
     assert tables[1].hyperlink.location == f"'{book.sheetnames[1]}'!A1"
 
     table = book[book.sheetnames[1]]
-    assert table["A1"].value == "income_statements[AAPL, quarterly]"
-    assert table["A3"].value.endswith("/api/xbrl/companyfacts/CIK0000320193.json")
-    header = find_row(table, "field")
-    assert [c.value for c in header][1].startswith("Q1 2024")
-    assert table.freeze_panes == f"B{header[0].row + 1}"
-    revenue = find_row(table, "revenue (USD)")
+    assert table["A1"].value == "Apple Inc. — Income statement, quarterly"
+    assert table["A2"].value.startswith("USD millions, except per-share")
+    assert "aapl-20240928.htm" not in str(table["A3"].value)  # the title, not a file name
+    assert table["A3"].hyperlink.target.endswith(".htm")
+    header = find_row(table, "Fiscal quarter")
+    assert [c.value for c in header][1] == "Q1 FY2024"
+    ends = find_row(table, "Period end")
+    assert ends[1].is_date and ends[1].value.date().isoformat() == "2023-12-30"
+    assert table.freeze_panes == f"B{header[0].row + 2}"
+    revenue = find_row(table, "Revenue")
     assert revenue[1].value == 119_575_000_000 and revenue[1].data_type == "n"
-    assert revenue[1].number_format == "#,##0"
+    assert revenue[1].number_format.startswith("#,##0,,")  # shown in millions
     assert [c.value for c in revenue[1:]] == [119_575_000_000, 90_753_000_000,
                                               85_777_000_000, 94_930_000_000]
-    margin = find_row(table, "net_margin (%)")
-    assert margin[1].value == pytest.approx(0.2836) and margin[1].number_format == "0.00%"
-    eps = find_row(table, "earnings_per_share_diluted (USD/share)")
-    assert eps[1].value == pytest.approx(2.18) and eps[1].number_format == "#,##0.00"
+    margin = find_row(table, "Net margin")
+    net, rev = find_row(table, "Net income")[0].row, revenue[0].row
+    assert margin[1].value == f"=B{net}/B{rev}" and "%" in margin[1].number_format
+    eps = find_row(table, "EPS, diluted")
+    assert eps[1].value == pytest.approx(2.18) and eps[1].number_format.startswith("#,##0.00")
     assert eps[4].value is None  # not reported for that quarter: an empty cell
 
     sources = rows(book["Sources"])
-    assert sources[0] == ["id", "title", "URL", "tool", "cited", "tables"]
+    assert sources[0] == ["Id", "Source", "Supplied by", "Document", "Details", "Cited",
+                          "Sheets"]
     s1 = sources[1]
-    assert s1[0] == "S1" and s1[4] == "yes" and s1[5] == book.sheetnames[1]
-    assert s1[2] == data.url + "/api/xbrl/companyfacts/CIK0000320193.json"
-    assert book["Sources"]["C2"].hyperlink.target == s1[2]
+    assert s1[0] == "S1" and s1[5] == "yes" and s1[6] == book.sheetnames[1]
+    assert s1[1] == "Apple Inc. — Income statement, quarterly, Q1 FY2024–Q4 FY2024"
+    assert s1[3] == "aapl-20240928.htm" and "0000320193-24-000123" in s1[4]
+    assert book["Sources"]["D2"].hyperlink.target.endswith("/aapl-20240928.htm")
 
 
 def test_an_unwritable_xlsx_path_is_refused_before_the_run(
@@ -119,18 +136,33 @@ def test_hostile_text_cells_stay_strings_and_control_characters_are_dropped() ->
     assert book["Sources"]["C2"].hyperlink is None  # only web links are made links
 
 
-def test_sheet_names_are_valid_and_unique() -> None:
-    long = "income_statements[AAPL, quarterly]"
-    assert sheet_name(long) == "income_statements(AAPL, quarte…"
-    assert len(sheet_name(long)) == 31
+def test_sheet_names_are_valid_unique_and_never_cut_with_an_ellipsis() -> None:
+    long = "income_statements[AAPL, quarterly] and a good deal more"
+    assert sheet_name(long) == "income_statements(AAPL"
+    assert len(sheet_name(long)) <= 31 and "…" not in sheet_name(long)
     assert sheet_name("a/b:c*d?e\\f") == "a b c d e f"
     assert sheet_name("'quoted'") == "quoted" and sheet_name("[]") == "()"
     assert sheet_name("???") == "Table"
     names = SheetNames(["Report", "Sources"])
-    made = [names.unique(t) for t in (long, long, long, "report", "SOURCES")]
-    assert made == ["income_statements(AAPL, quarte…", "income_statements(AAPL, qua (2)",
-                    "income_statements(AAPL, qua (3)", "report (2)", "SOURCES (2)"]
-    assert all(len(n) <= 31 for n in made)
+    title = "Apple income statement, annual"
+    made = [names.unique(t) for t in (title, title, title, "report", "SOURCES")]
+    assert made == ["Apple income statement, annual", "Apple income statement (2)",
+                    "Apple income statement (3)", "report (2)", "SOURCES (2)"]
+    assert all(len(n) <= 31 and "…" not in n for n in made)
+
+
+def test_sheets_are_named_by_company_statement_and_period() -> None:
+    from dexter.reports.xlsx import sheet_title
+
+    def statement(entity: str, period: str) -> DataTable:
+        return DataTable("x", "SEC EDGAR", "period", ("FY2024 (2024-09-28)",), ("2024-09-28",),
+                         (Column("revenue", "USD", (1.0,)), Column("net_income", "USD", (1.0,))),
+                         entity=entity, period=period)
+
+    assert sheet_title(statement("Apple Inc.", "annual")) == "Apple income statement, annual"
+    assert sheet_title(statement("Apple Inc.", "quarterly")) == "Apple income, quarterly"
+    long = sheet_title(statement("Berkshire Hathaway Inc.", "quarterly"))
+    assert long == "Berkshire income, quarterly" and len(long) <= 31
 
 
 def test_colliding_table_titles_each_get_a_sheet() -> None:
@@ -140,10 +172,10 @@ def test_colliding_table_titles_each_get_a_sheet() -> None:
                ReportSource("S2", "two", "https://a.example/2", "t", False))
     book = load_workbook(io.BytesIO(render_bytes(report(first, second, sources=sources),
                                                  "xlsx")))
-    assert book.sheetnames == ["Report", "prices(AAPL)", "prices(AAPL) (2)", "Sources"]
-    assert book["prices(AAPL) (2)"]["A2"].value == "[S2] two"
-    assert [r[5] for r in rows(book["Sources"])[1:]] == ["prices(AAPL)", "prices(AAPL) (2)"]
-    assert [r[4] for r in rows(book["Sources"])[1:]] == ["yes", "no"]
+    assert book.sheetnames == ["Report", "AAPL prices", "AAPL prices (2)", "Sources"]
+    assert book["AAPL prices (2)"]["A3"].value == "Source: [S2] two"
+    assert [r[6] for r in rows(book["Sources"])[1:]] == ["AAPL prices", "AAPL prices (2)"]
+    assert [r[5] for r in rows(book["Sources"])[1:]] == ["yes", "no"]
 
 
 def test_openpyxl_is_imported_only_when_a_workbook_is_written() -> None:
@@ -165,12 +197,45 @@ def test_prices_have_a_row_per_day_with_units_in_the_header() -> None:
                                 Column("volume", "shares", (82_488_700.0, None))),
                        source_id="S1", dropped_rows=3)
     book = load_workbook(io.BytesIO(render_bytes(report(prices), "xlsx")))
-    sheet = book["prices(AAPL)"]
-    header = find_row(sheet, "date")
-    assert [c.value for c in header] == ["date", "close (USD)", "volume (shares)"]
-    day = find_row(sheet, "2024-01-02")
+    sheet = book["AAPL share prices"]
+    header = find_row(sheet, "Date")
+    assert [c.value for c in header] == ["Date", "Close (USD)", "Volume"]
+    day = find_row(sheet, None, value=dt.datetime(2024, 1, 2))
+    assert day[0].is_date
     assert day[1].value == pytest.approx(185.64) and day[1].number_format == "#,##0.00"
     assert day[2].value == 82_488_700 and day[2].number_format == "#,##0"
-    assert find_row(sheet, "2024-01-03")[2].value is None
+    assert find_row(sheet, None, value=dt.datetime(2024, 1, 3))[2].value is None
     assert sheet["A4"].value == "The oldest 3 rows were left out."
-    assert sheet["A2"].value == "Yahoo [S1]"  # no such source in the report: the label
+    assert sheet["A3"].value == "Source: Yahoo [S1]"  # no such source in the report: the label
+
+
+SEGMENTS = ('Segment,FY2023,FY2024\n"iPhone","200,583","201,183"\n'
+            '"Services","85,200","96,169"\n"Mac","29,357","(29,984)"\n')
+
+
+def test_a_csv_the_run_read_is_a_sheet_of_numbers(llm: FakeLLM, data: FakeDataServer,
+                                                   tmp_path: Path) -> None:
+    from dexter.testing.fakellm import Reply, ToolCallSpec
+    from tests.cli_helpers import cli_env, run_cli
+    from tests.report_helpers import data_env
+
+    (tmp_path / "segments.csv").write_text(SEGMENTS, encoding="utf-8")
+    llm.enqueue(Reply(tool_calls=[ToolCallSpec("read_file", {"path": "segments.csv"})]),
+                Reply(text="Services grew fastest of the three segments [S1]."))
+    env = cli_env(llm, tmp_path, **data_env(data))
+    result = run_cli(["ask", "--plain", "--output", "segments.xlsx", "Which segment grew?"],
+                     cwd=tmp_path, env=env)
+    assert result.code == 0, result.stderr
+    book = load_workbook(tmp_path / "segments.xlsx")
+    assert book.sheetnames == ["Report", "segments.csv", "Sources"]
+    table = book["segments.csv"]
+    header = find_row(table, "Fiscal year")
+    assert [c.value for c in header] == ["Fiscal year", "FY2023", "FY2024"]
+    labels = [r[0].value for r in table.iter_rows(min_row=header[0].row + 1)]
+    assert labels == ["iPhone", "Services", "Mac"]  # as the file had them
+    services = find_row(table, "Services")
+    assert [c.value for c in services] == ["Services", 85_200, 96_169]
+    assert all(c.data_type == "n" for c in services[1:])
+    assert find_row(table, "Mac")[2].value == -29_984  # (29,984) is a negative number
+    sources = rows(book["Sources"])
+    assert sources[1][:2] == ["S1", "segments.csv, FY2023–FY2024"]

@@ -94,7 +94,7 @@ def test_without_a_sandbox_yes_refuses_what_it_cannot_prove_and_says_so(llm: Fak
 def test_sandbox_check_command_holds(tmp_path: Path) -> None:
     result = run_cli(["sandbox", "--check"], cwd=tmp_path, env=cli_env(None, tmp_path))
     assert result.code == 0, result.stdout + result.stderr
-    assert "bubblewrap" in result.stdout and "All 7 checks held." in result.stdout
+    assert "bubblewrap" in result.stdout and "All 15 checks held." in result.stdout
 
 
 def test_models_says_whether_the_shell_is_sandboxed(tmp_path: Path) -> None:

@@ -7,7 +7,9 @@ only where bubblewrap cannot run (``.ci/run`` installs it, so CI always runs the
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -26,7 +28,7 @@ from dexter.testing.shell_corpus import (
     SSH_CANARY,
     World,
 )
-from dexter.tools.base import ToolContext
+from dexter.tools.base import ToolContext, ToolOutput
 from dexter.tools.bash import BashTool
 
 RUNNER = detect_runner(Settings())
@@ -55,20 +57,39 @@ async def sandboxed(world: World, command: str, grants: Grants | None = None,
     ctx = ToolContext(settings=settings, cwd=world.workspace, home=settings.home_path,
                       shell_sandbox=RUNNER, grants=grants)
     tool = BashTool()
-    return str(await tool.run(tool.parse_args({"command": command, "timeout": 20}), ctx))
+    result = await tool.run(tool.parse_args({"command": command, "timeout": 20}), ctx)
+    return result.content if isinstance(result, ToolOutput) else result
 
 
 @pytest.mark.parametrize("command", [
     "cat ~/.ssh/id_rsa", "cat $HOME/.ssh/id_rsa", "cat {home}/.ssh/id_rsa", "cat ~/.s?h/i*",
     "cat {home}/.aws/credentials", "cd {home} && cat .aws/credentials",
     "python3 -c \"print(open('{home}/.ssh/id_rsa').read())\"", "find / -name id_rsa 2>/dev/null | xargs cat",
-    "grep -r CANARY / 2>/dev/null | head", "cat {outside}/notes.txt", "ls -R {root}",
+    "cat {outside}/notes.txt", "ls -R {root}",
 ])
 async def test_planted_secrets_and_outside_files_are_invisible(world: World, command: str) -> None:
     out = await sandboxed(world, command.format(home=world.home, outside=world.outside,
                                                 root=world.root))
     for canary in (SSH_CANARY, AWS_CANARY, OUTSIDE_CANARY):
         assert canary not in out
+
+
+async def test_no_file_anywhere_in_the_sandbox_holds_a_planted_secret(world: World) -> None:
+    # A search of the content of every file the sandbox shows would take minutes (gigabytes
+    # of system folders). The planted files were written when the world was built and a bind
+    # mount keeps their times, so the files that could hold one are those changed since: a
+    # search of those covers the whole tree (/proc aside: processes, not files) and ends.
+    # The control file in the workspace shows that the search finds what is there.
+    since = int(min(p.stat().st_mtime for p in (world.home / ".ssh" / "id_rsa",
+                                               world.outside / "notes.txt"))) - 60
+    (world.workspace / "control.txt").write_text(f"{OUTSIDE_CANARY}\n")
+    out = await sandboxed(world, f"find / -path /proc -prune -o -type f -newermt @{since} "
+                                 "-print0 2>/dev/null | xargs -0 grep -l -s -F CANARY-; "
+                                 "echo searched")
+    listed = out.split("--- stdout ---\n")[1].splitlines()
+    assert listed[-1] == "searched"
+    assert str(world.workspace / "control.txt") in listed
+    assert [line for line in listed[:-1] if not line.startswith(str(world.workspace))] == []
 
 
 @pytest.mark.parametrize("command", [
@@ -175,7 +196,6 @@ async def test_memory_and_file_size_limits_hold(world: World) -> None:
     assert (world.workspace / "big.bin").stat().st_size <= 1024 * 1024
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="the kernel exempts root from RLIMIT_NPROC")
 async def test_process_limit_holds(world: World) -> None:
     settings = settings_for(world)
     settings.bash.max_processes = 20
@@ -228,3 +248,63 @@ def test_bwrap_options_bind_the_workspace_after_the_private_home(world: World) -
 async def test_run_command_without_a_policy_runs_directly(tmp_path: Path) -> None:
     result = await run_command("echo hi", tmp_path, 5)
     assert result.exit_code == 0 and b"hi" in result.stdout.kept and result.sandbox_note == ""
+
+
+_AS_USER = """
+import asyncio, json, sys
+from pathlib import Path
+from dexter.config import Settings
+from dexter.sandbox.policy import build_policy
+from dexter.sandbox.process import run_command
+from dexter.sandbox.runner import detect_runner
+ws = Path(sys.argv[1])
+s = Settings(); s.home = str(ws / '.dexter'); s.scratchpad_dir = str(ws / 'scratchpads')
+s.bash.max_processes = 20
+r = detect_runner(s)
+cmd = ("id -u; mv .git g2; echo 1 > /proc/sys/fs/lease-break-time; "
+       "for i in $(seq 1 60); do sleep 5 & done 2>&1 | head -1")
+res = asyncio.run(run_command(cmd, ws, 30, runner=r, policy=build_policy(s, ws)))
+print(json.dumps({"status": r.status.describe(), "text": res.text()}))
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"),
+                    reason="needs root to become another user (setpriv)")
+def test_a_dexter_that_is_not_root_gets_the_same_boundary() -> None:
+    import tempfile
+
+    top = Path(tempfile.mkdtemp(prefix="dexter-as-nobody-"))  # pytest's tmp is root's only
+    try:
+        _as_nobody(top)
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
+
+
+def _as_nobody(top: Path) -> None:
+    ws = top / "ws"
+    ws.mkdir()
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    os.chmod(top, 0o755)
+    subprocess.run(["chown", "-R", "65534:65534", str(ws)], check=True)
+    root = Path(__file__).resolve().parents[1]
+    site = [p for p in sys.path if p.endswith("site-packages")]
+    env = {"PATH": os.environ["PATH"], "HOME": str(ws),
+           "PYTHONPATH": os.pathsep.join([str(root), *site])}
+    become = ["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups"]
+    for python in (sys.executable, "/usr/bin/python3"):
+        probe = subprocess.run([*become, python, "-c", "import pydantic, dexter"], env=env,
+                               capture_output=True, check=False)
+        if probe.returncode == 0:
+            break
+    else:
+        pytest.skip("no Python this machine's nobody user can run dexter with")
+    done = subprocess.run([*become, python, "-c", _AS_USER, str(ws)], env=env,
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["status"].startswith("Shell sandbox: bubblewrap")
+    assert "shared memory" in report["status"]  # no cgroup for a user: said, not hidden
+    text = report["text"]
+    assert "Exit code: 0" in text and "65534" in text
+    assert "cannot move '.git'" in text and "Read-only file system" in text
+    assert "fork" in text.lower() or "resource" in text.lower()

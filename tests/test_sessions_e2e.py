@@ -14,7 +14,7 @@ import pexpect
 import pytest
 
 from dexter.testing.fakellm import FakeLLM, Reply
-from tests.cli_helpers import SECRET_OPENAI, CliResult, cli_env, run_cli
+from tests.cli_helpers import LIVENESS, SECRET_OPENAI, CliResult, cli_env, run_cli
 
 pytestmark = pytest.mark.e2e
 
@@ -182,7 +182,7 @@ def spawn(fake: FakeLLM, cwd: Path, *args: str) -> pexpect.spawn:
     env = cli_env(fake, cwd, TERM="xterm-256color", PROMPT_TOOLKIT_NO_CPR="1",
                   DEXTER_MODEL="gpt-4.1")
     return pexpect.spawn(sys.executable, ["-m", "dexter", *args], cwd=str(cwd), env=env,
-                         dimensions=(30, 100), encoding="utf-8", timeout=20)
+                         dimensions=(30, 100), encoding="utf-8", timeout=LIVENESS)
 
 
 def test_continue_in_a_terminal_shows_the_earlier_turns_and_sends_them(

@@ -245,8 +245,8 @@ async def test_read_file_reads_skill_resources_and_nothing_else(tmp_path: Path,
     places["cwd"].mkdir()
     catalog = catalog_of(places)
     tool = ReadFileTool(catalog.folders())
-    text = await tool.run(ReadFileParams(path=str(folder / "template.md")), ctx(tmp_path))
-    assert "WACC table" in text
+    output = await tool.run(ReadFileParams(path=str(folder / "template.md")), ctx(tmp_path))
+    assert "WACC table" in output.content
     for refused in (places["user"] / "loose.md", places["user"].parent / "config.toml",
                     folder / ".env"):
         with pytest.raises(ToolFailure):

@@ -119,6 +119,36 @@ async def test_cancellation_kills_the_whole_group(tmp_path: Path) -> None:
     assert await gone(child)
 
 
+async def test_cancellation_while_the_shell_is_starting_kills_the_whole_group(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A cancel can land before create_subprocess_exec returns (its pipes are still being
+    # connected) while the shell already runs: asyncio then kills only the shell and waits
+    # for the pipes, which the background child holds open. Seen as a 30 s stall, under
+    # load, of the test above. Here the start is held until the child is there.
+    import dexter.sandbox.process as process
+
+    real = asyncio.create_subprocess_exec
+    started, cancelled = asyncio.Event(), asyncio.Event()
+
+    async def slow_start(*args: Any, **kwargs: Any) -> asyncio.subprocess.Process:
+        proc = await real(*args, **kwargs)
+        await wait_for_file(tmp_path / "child.pid")
+        started.set()
+        await cancelled.wait()  # the pipes are "still connecting" when the cancel lands
+        return proc
+
+    monkeypatch.setattr(process.asyncio, "create_subprocess_exec", slow_start)
+    task = asyncio.create_task(run_command("sleep 300 & echo $! > child.pid; wait", tmp_path, 600))
+    await started.wait()
+    child = int((tmp_path / "child.pid").read_text())
+    task.cancel()
+    await asyncio.sleep(0)
+    cancelled.set()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(task, 60)
+    assert await gone(child)
+
+
 async def test_background_processes_do_not_outlive_the_call(ctx: ToolContext, tmp_path: Path) -> None:
     out = await bash(ctx, command="sleep 30 > /dev/null 2>&1 & echo $! > child.pid; echo started")
     assert "Exit code: 0" in out and "started" in out

@@ -40,8 +40,7 @@ def ctx(ws: Path) -> ToolContext:
 
 async def call(tool: Tool[Any], ctx: ToolContext, **arguments: Any) -> str:
     result = await tool.run(tool.parse_args(arguments), ctx)
-    assert isinstance(result, str)
-    return result
+    return result if isinstance(result, str) else result.content
 
 
 # -- sandbox -----------------------------------------------------------------------------

@@ -251,7 +251,10 @@ async def test_without_a_key_market_data_offers_keyless_prices(settings: Setting
     model = ScriptedModel([("get_stock_prices", {"ticker": "GS", **GS_WINDOW}),
                            ("get_stock_price", {"ticker": "GS"})])
     out = await ask(settings, model, "Goldman Sachs prices in early October 2023")
-    assert sorted(model.offered()) == ["get_stock_price", "get_stock_prices"]
+    # keyless: Yahoo's prices, and SEC EDGAR's Form 4s and 13F reports
+    assert sorted(model.offered()) == ["get_insider_names", "get_insider_ownership",
+                                       "get_insider_trades", "get_institutional_holdings",
+                                       "get_stock_price", "get_stock_prices"]
     # the unavailable block names what needs the key; nothing says prices need it
     system = model.requests[0].system
     assert "get_company_news" in system and "get_stock_prices" not in system.split(

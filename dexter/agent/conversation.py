@@ -360,17 +360,21 @@ def run_part(messages: Sequence[Message], history: Sequence[Message],
     """The messages a run added after its system prompt and history (query first).
 
     When a compaction inside the run replaced the history, everything after the system
-    prompt is the run's. Empty when the transcript is not this run's (it was cancelled
-    before it began).
+    prompt is the run's: the query and the summary (or, in a view compacted before the
+    query stayed its own message, the summary alone). Empty when the transcript is not
+    this run's (it was cancelled before it began).
     """
     body = list(messages[1:]) if messages and isinstance(messages[0], SystemMessage) else []
     if body[:len(history)] == list(history):
         own = body[len(history):]
         if own and isinstance(own[0], UserMessage) and own[0].content == query:
             return tuple(own)
-    if any(isinstance(m, UserMessage) and m.kind == "summary" for m in body[:1]):
-        return tuple(body)
-    return ()
+    first, second = [*body, None, None][:2]
+    compacted = isinstance(first, UserMessage) and (
+        first.kind == "summary" or (first.kind == "query" and first.content == query
+                                    and isinstance(second, UserMessage)
+                                    and second.kind == "summary"))
+    return tuple(body) if compacted else ()
 
 
 def _turn_to_dict(turn: Turn) -> dict[str, Any]:

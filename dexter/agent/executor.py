@@ -19,6 +19,7 @@ from dexter.context.results import result_file_stem
 from dexter.events import (
     ApprovalChoice,
     Event,
+    SandboxAlert,
     SubagentStatus,
     ToolApproval,
     ToolDenied,
@@ -33,7 +34,7 @@ from dexter.evidence.tables import tables_from_json_text
 from dexter.messages import ToolCall, ToolResultMessage
 from dexter.permissions.base import PermissionDecision, PermissionEngine
 from dexter.sandbox.policy import Grants
-from dexter.secrets import scrub
+from dexter.secrets import scrub, scrub_output
 from dexter.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
 
 DEFAULT_MAX_CONCURRENCY = 10
@@ -215,13 +216,17 @@ class ToolExecutor:
         if not isinstance(output, ToolOutput):
             output = ToolOutput(str(output))
         is_error, urls = output.is_error, tuple(dict.fromkeys(output.source_urls))
-        content = scrub(output.content)  # neither the model nor any writer sees a known secret
+        # neither the model nor any writer sees a known secret, or a credential by its shape
+        content = scrub_output(output.content)
         duration = _elapsed_ms(started)
         if is_error:
             emit(ToolError(tool=call.name, error=content, tool_call_id=call.id, args=args,
                            duration_ms=duration))
             self._record(call, args, content, duration, is_error, urls)
             return ToolResultMessage(call.id, call.name, content, is_error=True), False
+        if output.alerts:
+            emit(SandboxAlert(tool=call.name, findings=tuple(scrub(a) for a in output.alerts),
+                              tool_call_id=call.id))
         source = self._register(tool, call.name, args, output, content, urls)
         sid, title = (source.id, source.title) if source is not None else ("", "")
         emit(ToolEnd(tool=call.name, args=args, result=content, duration_ms=duration,
@@ -242,10 +247,11 @@ class ToolExecutor:
         expression = str(args.get("expression", "")) if tool.source_kind == "calculation" else ""
         tables = output.tables
         if not tables and tool.source_kind == "data":
-            tables = tuple(tables_from_json_text(scrub(output.title) or name, content))
-        tables = tuple(t.map_text(scrub) for t in tables)
-        return self.ledger.add(name, args, evidence, title=scrub(output.title), urls=urls,
-                               kind=tool.source_kind, expression=expression, tables=tables)
+            tables = tuple(tables_from_json_text(scrub_output(output.title) or name, content))
+        tables = tuple(t.map_text(scrub_output) for t in tables)
+        return self.ledger.add(name, args, evidence, title=scrub_output(output.title), urls=urls,
+                               kind=tool.source_kind, expression=expression, tables=tables,
+                               documents=tuple(d.map_text(scrub_output) for d in output.documents))
 
     async def _gate(self, tool: Tool[Any], call: ToolCall, args: dict[str, Any],
                     emit: Callable[[Event], None]) -> tuple[ToolResultMessage | None, Grants | None]:
@@ -302,9 +308,10 @@ class ToolExecutor:
     def _error(self, call: ToolCall, args: dict[str, Any], message: str,
                emit: Callable[[Event], None], started: float | None = None) -> ToolResultMessage:
         duration = _elapsed_ms(started) if started is not None else 0
+        message = scrub_output(message)
         emit(ToolError(tool=call.name, error=message, tool_call_id=call.id, args=args,
                        duration_ms=duration))
-        content = scrub(f"Error: {message}")
+        content = f"Error: {message}"
         self._record(call, args, content, duration, True)
         return ToolResultMessage(call.id, call.name, content, is_error=True)
 

@@ -159,18 +159,22 @@ def build_session(
         approver=approver, queue=queue,
         memory_dir=(settings.home_path / "memory") if memory is not None else None,
         request_user_input=request_user_input, interactive=interactive, trace=trace,
-        recalled=recalled, rerun_of=rerun_of,
+        recalled=recalled, rerun_of=rerun_of, prompt_cache=resolved.provider.caches_prompts,
     )
     return Session(Agent(setup), resolved.model, resolved.provider.display_name, recalled,
                    memory_text, mcp=mcp, mcp_plan=mcp_plan)
 
 
 def shell_notice(session: Session) -> str:
-    """The one-time start-up warning when the bash tool runs without a sandbox ('' if none)."""
+    """The one-time start-up warning when the bash tool runs without a sandbox, or in one
+    that cannot give every protection on this machine ('' if none)."""
     setup = session.agent.setup
     runner = setup.shell_sandbox
-    if runner is None or runner.status.active or not any(t.name == "bash" for t in setup.tools):
+    if runner is None or not any(t.name == "bash" for t in setup.tools):
         return ""
+    if runner.status.active:
+        # a sandbox that cannot give every protection here says which, once
+        return f"{runner.status.describe()} See 'dexter sandbox'." if runner.status.weaker else ""
     return (f"{runner.status.describe()} Shell commands run with your full rights: each one "
             "that is not provably read-only asks first, and --yes does not approve them. "
             "See 'dexter sandbox'.")

@@ -25,7 +25,7 @@ from dexter.agent.conversation import Conversation, Turn, now_iso, run_part
 from dexter.agent.executor import Approver, ToolExecutor, TurnResults, deny_all
 from dexter.agent.queue import MessageQueue
 from dexter.config import Settings
-from dexter.context import compaction, flush, repair, results, thinking, threshold
+from dexter.context import compaction, continuation, flush, repair, results, thinking, threshold
 from dexter.context.limits import context_threshold, tokens_in_use
 from dexter.context.stage import (
     Stage,
@@ -64,7 +64,7 @@ from dexter.messages import (
     UserMessage,
 )
 from dexter.permissions.base import DefaultPermissions, PermissionEngine
-from dexter.providers.base import ChatModel, ModelRequest, ModelResponse, StreamChunk, ToolSpec
+from dexter.providers.base import ChatModel, ModelResponse, StreamChunk, ToolSpec
 from dexter.providers.call import generate
 from dexter.providers.errors import ProviderError
 from dexter.providers.pricing import model_price, usage_cost
@@ -111,6 +111,10 @@ class AgentSetup:
     rerun_of: Path | None = None
     """The scratchpad whose recorded tool results this agent's tools answer from
     (``dexter rerun``): each run's scratchpad names it in its ``init`` line."""
+    prompt_cache: bool = False
+    """The main model's provider bills a repeated prompt prefix at a cached rate, so with
+    ``[context] side_requests = "auto"`` the memory flush and compaction continue the
+    conversation (``dexter.context.continuation``)."""
 
 
 @dataclass
@@ -150,6 +154,8 @@ class Agent:
         self._last_stage = StageResult([])
         self._partial = ""
         self._response: ModelResponse | None = None
+        self._sent_tools: tuple[ToolSpec, ...] | None = None
+        """The tool definitions of the last main request (a side request repeats them)."""
 
     @property
     def _tool_specs(self) -> tuple[ToolSpec, ...]:
@@ -328,9 +334,9 @@ class Agent:
                     async for event in stage_events:
                         yield event
 
-            # Right after a compaction the view must be the system prompt and the
-            # continuation message alone (docs/architecture.md, "The threshold step"); the warnings stay pending until the
-            # next turn's note.
+            # Right after a compaction the view is the system prompt, the query and the
+            # summary alone (docs/architecture.md, "The threshold step"); the warnings stay
+            # pending until the next turn's note.
             note = None if self._just_compacted() else pad.usage_note()
             if note:
                 self._messages.append(UserMessage(note, kind="note"))
@@ -421,12 +427,10 @@ class Agent:
                           pad: Scratchpad) -> AsyncGenerator[Event | ModelResponse, None]:
         while True:
             self._partial = ""  # the text of this call so far (kept if the run is cut short)
-            request = ModelRequest(
-                system=self._messages[0].content if isinstance(self._messages[0], SystemMessage) else "",
-                messages=tuple(m for m in self._messages if not isinstance(m, SystemMessage)),
-                tools=self._tool_specs,
-                max_tokens=self.settings.max_output_tokens,
-            )
+            # the side requests repeat this request byte for byte (context.continuation)
+            request = continuation.main_request(self._messages, self._tool_specs,
+                                                self.settings.max_output_tokens)
+            self._sent_tools = request.tools
             started = time.monotonic()
             basis = self._estimate()
             try:
@@ -482,6 +486,7 @@ class Agent:
             query=state.query, cfg=self.settings.context, window=setup.context_window,
             scratchpad=pad, compactor=compactor,
             flush=flusher if setup.memory_dir is not None else None,
+            continuation=self._continuation(),
             last_reported_input=state.last_input_tokens, reported_basis=state.reported_basis,
             extra_tokens=self._specs_tokens, compaction_model=setup.fast_model.model,
             trace=setup.trace, estimate_view=self._token_cache.estimate,
@@ -495,6 +500,19 @@ class Agent:
         if self._messages is not before:
             state.last_input_tokens = None
             state.reported_basis = None
+
+    def _continuation(self) -> continuation.Continuation | None:
+        """What the side requests continue the conversation with, when they may
+        (``[context] side_requests``: ``auto`` for a provider that caches prompts)."""
+        form = self.settings.context.side_requests
+        if form == "separate" or (form == "auto" and not self.setup.prompt_cache):
+            return None
+        # the tools of the request before, not those bound since (mcp_search may bind
+        # more during the turn): the side request repeats that request's prefix
+        tools = self._sent_tools if self._sent_tools is not None else self._tool_specs
+        return continuation.Continuation(model=self.setup.model, tools=tools,
+                                         window=self.setup.context_window,
+                                         memory_dir=self.setup.memory_dir)
 
     def _just_compacted(self) -> bool:
         last = self._messages[-1] if self._messages else None

@@ -26,6 +26,7 @@ ModelOpt = Annotated[
     str | None, typer.Option("--model", "-m", help="Model, e.g. gpt-5.6-sol, claude-sonnet-4-6, ollama:llama3.1, provider:model.")
 ]
 ContinueOpt = Annotated[bool, typer.Option("--continue", help="Reopen the most recently used saved session.")]
+TrustOpt = Annotated[bool, typer.Option("--trust-workspace", help="For this run, use the options of the workspace's .env and config that widen what dexter may do (else only after `dexter trust`).")]
 
 
 def _global(ctx: typer.Context, name: str) -> object:
@@ -56,17 +57,26 @@ def main_callback(
     continue_: ContinueOpt = False,
     resume: Annotated[str | None, typer.Option("--resume", "-r", metavar="[ID]",
                                                help="Reopen a saved session by id (or the start of one); without an id, pick one.")] = None,
+    trust_workspace: TrustOpt = False,
 ) -> None:
     """Run with no command to open an interactive research session."""
     if ctx.invoked_subcommand is not None:
+        if trust_workspace and ctx.invoked_subcommand != "ask":
+            from dexter.frontend import EXIT_USAGE, print_error
+
+            print_error(f"--trust-workspace is for the interactive session and dexter ask; "
+                        f"for dexter {ctx.invoked_subcommand}, trust the files with "
+                        "`dexter trust` first.")
+            raise typer.Exit(EXIT_USAGE)
         # `dexter --no-memory ask ...`: options given before a command apply to it too.
         ctx.obj = {"model": model, "config": config, "no_memory": no_memory,
-                   "continue": continue_, "resume": resume}
+                   "continue": continue_, "resume": resume, "trust_workspace": trust_workspace}
         return
     from dexter.cli.repl_entry import start_repl
 
     raise typer.Exit(start_repl(model=model, config=config, no_memory=no_memory,
-                                continue_=continue_, resume=resume))
+                                continue_=continue_, resume=resume,
+                                trust_workspace=trust_workspace))
 
 
 @app.command()
@@ -89,6 +99,7 @@ def ask(
     resume: Annotated[str | None, typer.Option("--resume", "-r", metavar="ID", help="Ask in the saved session with this id (or the start of one).")] = None,
     max_cost: Annotated[float | None, typer.Option("--max-cost", metavar="USD", help="Stop before a request that would take the run past this many US dollars.")] = None,
     max_tokens: Annotated[int | None, typer.Option("--max-tokens", metavar="N", help="Stop before a request that would take the run past N tokens.")] = None,
+    trust_workspace: TrustOpt = False,
 ) -> None:
     """Answer one question non-interactively and exit (0 answered, 1 failed, 2 bad usage)."""
     from dexter.cli.ask import AskOptions, run_ask
@@ -103,6 +114,7 @@ def ask(
         resume=resume if resume is not None else cast(str | None, _global(ctx, "resume")),
         skill=skill, charts=charts,
         max_cost=max_cost, max_tokens=max_tokens,
+        trust_workspace=trust_workspace or bool(_global(ctx, "trust_workspace")),
     )
     raise typer.Exit(run_ask(options))
 
@@ -171,6 +183,19 @@ def sandbox(
 
 
 @app.command()
+def trust(
+    config: ConfigOpt = None,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Trust the files without asking (after showing what they set).")] = False,
+    revoke: Annotated[bool, typer.Option("--revoke", help="Forget the trust of this workspace's files.")] = False,
+    show_all: Annotated[bool, typer.Option("--list", help="List every trusted file recorded in DEXTER_HOME.")] = False,
+) -> None:
+    """Show which options of the workspace's .env and config widen what dexter may do, and trust them (or --revoke)."""
+    from dexter.cli.trust_cmd import run_trust
+
+    raise typer.Exit(run_trust(config, yes=yes, revoke=revoke, show_all=show_all))
+
+
+@app.command()
 def sessions(
     ctx: typer.Context,
     config: ConfigOpt = None,
@@ -233,6 +258,11 @@ def mcp_list(ctx: typer.Context, config: ConfigOpt = None, model: ModelOpt = Non
 
     raise typer.Exit(run_mcp_list(_config(ctx, config),
                                   model if model is not None else cast(str | None, _global(ctx, "model"))))
+
+
+from dexter.cli.data_cmd import data_app  # noqa: E402  (typer only; runs import lazily)
+
+app.add_typer(data_app, name="data")
 
 
 eval_app = typer.Typer(help="Measure answer quality on a dataset of questions with rubrics (docs/eval.md).",

@@ -18,9 +18,9 @@ from dexter.frontend import (
     EXIT_OK,
     EXIT_USAGE,
     CliError,
+    open_settings,
     print_error,
     print_warning,
-    settings_for,
     stdout_console,
 )
 
@@ -54,6 +54,8 @@ class AskOptions:
     """A skill whose instructions are loaded for the run (``--skill``)."""
     charts: bool = False
     """After the answer, a compact chart of each pulled time series (``--charts``)."""
+    trust_workspace: bool = False
+    """Use the widening options of the workspace's ``.env`` and config for this run."""
 
 
 def run_ask(options: AskOptions) -> int:
@@ -62,12 +64,13 @@ def run_ask(options: AskOptions) -> int:
         print_error("The question is empty. Usage: dexter ask \"your question\"")
         return EXIT_USAGE
     try:
-        settings = settings_for(options.config, model=options.model,
-                                max_iterations=options.max_iterations,
-                                trace=True if options.trace else None,
-                                **{"limits.max_cost_usd": options.max_cost,
-                                   "limits.max_tokens": options.max_tokens},
-                                **({"memory.enabled": False} if options.no_memory else {}))
+        resolved = open_settings(options.config, {
+            "model": options.model, "max_iterations": options.max_iterations,
+            "trace": True if options.trace else None,
+            "limits.max_cost_usd": options.max_cost, "limits.max_tokens": options.max_tokens,
+            **({"memory.enabled": False} if options.no_memory else {}),
+        }, trust_workspace=options.trust_workspace)
+        settings = resolved.settings
         from dexter.cli.sessions_cmd import AskSession
 
         saved = AskSession.open(settings, latest=options.continue_, prefix=options.resume,
@@ -81,12 +84,15 @@ def run_ask(options: AskOptions) -> int:
     problem = check_session(session, options.allow)
     if problem is not None:
         return problem
+    target = None
     if options.output is not None:
-        from dexter.reports.export import output_problem
+        from dexter.reports.export import OutputRefused, open_output
 
-        refused = output_problem(options.output, Path.cwd(), settings.home_path)
-        if refused is not None:
-            print_error(refused)
+        try:  # the folder is opened now: a command cannot redirect it during the run
+            target = open_output(options.output, Path.cwd(), settings.home_path,
+                                 writable=settings.bash.allow_write)
+        except OutputRefused as exc:
+            print_error(str(exc))
             return EXIT_USAGE
     saved.announce(settings.model)
     from dexter.agent.conversation import Conversation
@@ -97,25 +103,26 @@ def run_ask(options: AskOptions) -> int:
     outcome = render_run(session, options.question, json_out=options.json_out,
                          plain=options.plain, conversation=conversation)
     saved.save(model=settings.model, scratchpad=session.agent.scratchpad)
-    if isinstance(outcome, int):
-        return outcome
+    from dexter.config_trust import ConfigWatch
+
+    for warning in ConfigWatch(resolved).newly_changed():
+        print_warning(warning)
+    if isinstance(outcome, int) or outcome.status != "ok":
+        if target is not None:
+            target.close()
+        return outcome if isinstance(outcome, int) else EXIT_FAILED
     done = outcome
-    if options.charts and done.status == "ok" and not (options.plain or options.json_out):
+    if options.charts and not (options.plain or options.json_out):
         print_charts(done, options.question, conversation)
-    if options.output is not None and done.status == "ok":
-        written = export_answer(done, options.question, conversation, options.output)
+    if target is not None:
+        from dexter.reports.export import export_report
+
+        written = export_report(done, options.question, conversation.ledger, target,
+                                home=settings.home_path)
         if written is not None:
             print_error(written)
             return EXIT_FAILED
-    return EXIT_OK if done.status == "ok" else EXIT_FAILED
-
-
-def export_answer(done: Done, question: str, conversation: Conversation, path: Path) -> str | None:
-    """Write the report of a run to ``path`` (format by extension); the error to show, or
-    None when it was written."""
-    from dexter.reports.export import export_report
-
-    return export_report(done, question, conversation.ledger, path)
+    return EXIT_OK
 
 
 def print_charts(done: Done, question: str, conversation: Conversation) -> None:

@@ -6,6 +6,8 @@ from pathlib import Path
 
 from dexter.frontend import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CliError, print_error, settings_for
 
+MASKS_SHOWN = 8
+
 
 def run_sandbox(config: Path | None, check: bool) -> int:
     """Print the sandbox status and policy; with ``check``, run the probes (exit 1 on a hole)."""
@@ -34,13 +36,24 @@ def run_sandbox(config: Path | None, check: bool) -> int:
                       "asks in the REPL and is refused under --yes.")
         return EXIT_OK if not check else EXIT_FAILED
     table = Table(show_header=False, box=None)
-    table.add_row("read-write", str(policy.workspace), *(str(p) for p in policy.extra_write))
+    table.add_row("read-write", ", ".join(str(p) for p in policy.writable_roots))
     table.add_row("read-only", "system folders; " + ", ".join(
-        str(p) for p in (*policy.extra_read, *policy.read_only_inside, *policy.reveal)))
-    table.add_row("hidden", ", ".join(str(p) for p in (policy.home, *policy.hidden,
-                                                     *policy.masked_dirs, *policy.masked_files)))
+        str(p) for p in (*policy.extra_read, *policy.protected_as("read-only"),
+                         *policy.reveal)))
+    table.add_row("hidden", ", ".join(str(p) for p in (policy.home,
+                                                     *policy.protected_as("hidden"))))
+    table.add_row("never created", ", ".join(str(p) for p in policy.protected_as("absent"))
+                  or "-")
+    masked = [*policy.masked_dirs, *policy.masked_files]
+    shown = ", ".join(str(p) for p in masked[:MASKS_SHOWN])
+    more = f" and {len(masked) - MASKS_SHOWN:,} more" if len(masked) > MASKS_SHOWN else ""
+    table.add_row("masked (secret names)", (shown + more) or "-")
     table.add_row("network", "on" if policy.network else "off (asks per command)")
     table.add_row("environment", ", ".join(sorted(policy.env)))
+    limits = policy.limits
+    table.add_row("limits", f"memory {limits.memory_bytes >> 20:,} MiB, processes "
+                  f"{limits.max_processes:,}, file size {limits.max_file_bytes >> 20:,} MiB, "
+                  f"/tmp {limits.tmp_bytes >> 20:,} MiB (0: none)")
     console.print(table)
     if not check:
         return EXIT_OK

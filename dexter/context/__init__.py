@@ -10,5 +10,7 @@ the agent loop calls in the order of ``docs/architecture.md`` ("One turn, in ord
 - ``thinking``: older tool-calling turns lose their free text.
 - ``results``: the per-result cap and the per-turn budget, with disk spill.
 - ``threshold``: memory flush (``flush``), compaction (``compaction``), truncation
-  (``truncate``) once over the threshold; ``overflow``: the overflow retry.
+  (``truncate``) once over the threshold, the first two sent as a continuation of the
+  conversation where the provider caches prompts (``continuation``); ``overflow``: the
+  overflow retry.
 """

@@ -1,7 +1,11 @@
-"""LLM compaction: summarize the research so far with the fast model, no tools bound.
+"""LLM compaction: summarize the research so far, keeping every number and its source id.
 
-The input is the scratchpad's tool-results text (disk), not the trimmed view, so numbers
-already cleared from the view still reach the summary. When that input would not fit the
+Two forms. As a continuation of the main conversation (``dexter.context.continuation``):
+the main model gets the main request itself, byte for byte, plus one final instruction
+(``build_continuation_prompt``), so a provider that caches prompt prefixes reads nearly
+all of it from its cache. Otherwise, the separate form here: the fast model, no tools
+bound, over the scratchpad's tool-results text (disk, not the trimmed view, so numbers
+already cleared from the view still reach the summary). When that input would not fit the
 fast model's own window, it is summarized in chunks (cut at result boundaries) and the
 partial summaries are merged, recursively if needed: the summarizer never overflows.
 """
@@ -14,7 +18,7 @@ from dataclasses import dataclass, field
 
 from dexter.context.calls import call_model
 from dexter.context.tokens import estimate_message_tokens, estimate_text_tokens
-from dexter.messages import Message, SystemMessage, Usage, UserMessage
+from dexter.messages import Message, SystemMessage, Usage, UserMessage, head_length
 from dexter.providers.base import ChatModel, ModelRequest
 from dexter.providers.errors import ProviderError
 
@@ -55,6 +59,15 @@ _TEXT_ONLY_OPENING = (
 _TEXT_ONLY_CLOSING = (
     "REMEMBER: plain text only. Write the <analysis> block, then the <summary> block, and "
     "nothing else. Any tool call fails the task."
+)
+CONTINUATION_OPENING = (
+    "IMPORTANT: this step is not research. Reply with plain text only: the tools are listed "
+    "because this conversation uses them, but any tool call in this step fails the task."
+)
+"""The first line of every side request sent as a continuation (flush and compaction)."""
+_CONTINUATION_CLOSING = (
+    "REMEMBER: plain text only, no tool call. Write the <analysis> block, then the <summary> "
+    "block, and nothing else."
 )
 
 _ANALYSIS_RE = re.compile(r"<analysis>.*?(?:</analysis>|(?=<summary>)|\Z)", re.S | re.I)
@@ -121,10 +134,22 @@ def build_merge_prompt(query: str, partial_summaries: str) -> str:
 
 
 def _prompt(*, task: str, query: str, material_title: str, material: str) -> str:
-    sections = "\n".join(f"{n}. {title}" for n, title in enumerate(SUMMARY_SECTIONS, 1))
     return (
         f"{_TEXT_ONLY_OPENING}\n\n"
         f"{task}\n\n"
+        f"{summary_instructions()}\n\n"
+        f"Original query:\n{query}\n\n"
+        f"{material_title}:\n{material}\n\n"
+        f"{_TEXT_ONLY_CLOSING}"
+    )
+
+
+def summary_instructions(reply_opening: str = "") -> str:
+    """What every compaction prompt asks for: an ``<analysis>`` draft, then a ``<summary>``
+    with the nine sections, every number kept with its source id. ``reply_opening`` is
+    what the reply starts with before ``<analysis>`` (the combined flush's ``<memory>``)."""
+    sections = "\n".join(f"{n}. {title}" for n, title in enumerate(SUMMARY_SECTIONS, 1))
+    return (
         "First think in an <analysis> block: go through the tool calls in order and note "
         "what each asked for, the data it returned, any error or empty result, and how it "
         "bears on the query. Then check that every number is carried over exactly.\n\n"
@@ -136,12 +161,41 @@ def _prompt(*, task: str, query: str, material_title: str, material: str) -> str
         "its result's header (write it as [S3] right after the number: the answer cites "
         "these ids). Do not round, drop or merge numbers; when in doubt, include it. The "
         "research cannot fetch them again cheaply.\n\n"
-        "Shape of the reply:\n<analysis>\n...\n</analysis>\n<summary>\n"
+        f"Shape of the reply:\n{reply_opening}<analysis>\n...\n</analysis>\n<summary>\n"
         + "\n".join(f"## {n}. {title}\n..." for n, title in enumerate(SUMMARY_SECTIONS, 1))
-        + "\n</summary>\n\n"
-        f"Original query:\n{query}\n\n"
-        f"{material_title}:\n{material}\n\n"
-        f"{_TEXT_ONLY_CLOSING}"
+        + "\n</summary>"
+    )
+
+
+RESTORED_TITLE = ("Results the conversation above shows only in part (cleared or cut to a "
+                  "preview), in full from the run's record")
+
+
+def build_continuation_prompt(query: str, restored: Sequence[str] = (), *,
+                              extra_task: str = "", reply_opening: str = "") -> str:
+    """The final user message of a compaction sent as a continuation of the conversation.
+
+    The material is the conversation above it; ``restored`` are the scratchpad pieces of
+    results the view holds only in part, so their numbers reach the summary too.
+    ``extra_task`` and ``reply_opening`` add the memory flush's part (the combined side
+    request of ``dexter.context.continuation``).
+    """
+    summarize = "Summarize it so the work can continue from your summary alone."
+    closing = _CONTINUATION_CLOSING
+    if extra_task:
+        task = ("The research conversation above ran out of context space. Two tasks, in this "
+                f"order.\n\nTask 1. {extra_task}\n\nTask 2. The summary. {summarize}")
+        closing = closing.replace("Write the <analysis> block",
+                                  "Write the <memory> block, then the <analysis> block")
+    else:
+        task = f"The research conversation above ran out of context space. {summarize}"
+    material = ("\n\n" + RESTORED_TITLE + ":\n" + "\n\n".join(restored)) if restored else ""
+    return (
+        f"{CONTINUATION_OPENING}\n\n"
+        f"{task}\n\n"
+        f"{summary_instructions(reply_opening)}\n\n"
+        f"Original query:\n{query}{material}\n\n"
+        f"{closing}"
     )
 
 
@@ -160,15 +214,13 @@ def format_summary(reply: str) -> str:
     return f"Summary:\n{body}"
 
 
-def continuation_message(query: str, summary: str) -> UserMessage:
-    """The one user message that replaces the history after a compaction."""
+def continuation_message(summary: str) -> UserMessage:
+    """The message that follows the query after a compaction, in place of the research."""
     return UserMessage(
         kind="summary",
         content=(
-            f"{query}\n\n"
-            "This research session is being continued after its context ran out. The "
-            "summary below records the data retrieved and the analysis done so far, with "
-            "every number the tools returned.\n\n"
+            "The context of this research ran out. The summary below records the data "
+            "retrieved and the analysis so far, with every number the tools returned.\n\n"
             f"{summary}\n\n"
             "Continue the research toward answering the query above. Resume directly where "
             "the work stopped: do not acknowledge or recap this summary, and do not ask the "
@@ -177,14 +229,25 @@ def continuation_message(query: str, summary: str) -> UserMessage:
     )
 
 
-def apply_compaction(messages: list[Message], summary_message: UserMessage) -> list[Message]:
-    """The view after a compaction: the system prompt and the continuation message.
+def apply_compaction(messages: list[Message], query: str,
+                     summary_message: UserMessage) -> list[Message]:
+    """The view after a compaction: the system prompt, the query and the summary message.
 
-    Earlier-session history is replaced on purpose: the summary covers what this run needs,
-    and keeping history would leave the view large right after making it small.
+    The system prompt and the query are the very messages of the view (unchanged, so the
+    cached prefix of the requests before reaches through them), and the summary follows
+    as its own message, so later turns only extend this view. A previous compaction's
+    summary is replaced (the new one covers it). Earlier-session history is dropped on
+    purpose: the summary covers what this run needs, and keeping history would leave the
+    view large right after making it small.
     """
     head = [messages[0]] if messages and isinstance(messages[0], SystemMessage) else []
-    return [*head, summary_message]
+    end = head_length(messages)
+    query_message = next(
+        (m for m in reversed(messages[:end]) if isinstance(m, UserMessage) and m.kind == "query"),
+        None)
+    if query_message is None or query_message.content != query:
+        query_message = UserMessage(query, kind="query")
+    return [*head, query_message, summary_message]
 
 
 async def compact(

@@ -1,11 +1,18 @@
 """Memory flush: before compaction, keep the durable facts of the session in memory files.
 
-One model call asks for facts about the user and decisions worth remembering. It sees the
-conversation (``conversation_text``: the user's messages, earlier summaries and the
-model's own notes and conclusions), not the raw tool results: the prompt itself says tool
-output is not memory material, and resending every result made each flush request larger
-than the largest main request. The reply is appended under a dated heading to the day's file ``<memory dir>/YYYY-MM-DD.md`` (local
-date), which the memory index reads. A reply saying there is nothing to keep writes nothing.
+One model call (the main model) asks for facts about the user and decisions worth
+remembering; the reply is appended under a dated heading to the day's file
+``<memory dir>/YYYY-MM-DD.md`` (local date), which the memory index reads. A reply saying
+there is nothing to keep writes nothing. Two forms:
+
+- As a continuation of the main conversation (``dexter.context.continuation``): the main
+  request itself plus one final instruction (``build_flush_instruction``). The model
+  then has the tool results in view, as in every research turn; they are billed at the
+  cached rate, and the instruction says they are not memory material.
+- Separate (a provider without prompt caching, or a window that cannot hold the
+  continuation): ``build_flush_prompt`` over ``conversation_text``, the user's messages,
+  earlier summaries and the model's own notes and conclusions, not the raw tool results:
+  resending every result made each flush request larger than the largest main request.
 """
 
 from __future__ import annotations
@@ -93,24 +100,48 @@ def conversation_text(messages: list[Message]) -> str:
     return "\n\n".join(blocks)
 
 
+DURABLE_FACTS = (
+    "Write concise markdown bullets (\"- ...\") of durable facts only:\n"
+    "- the user's financial goals, time horizon and liquidity needs;\n"
+    "- holdings, accounts (brokerage, 401k, IRA) and allocation changes;\n"
+    "- risk tolerance and investing philosophy, and stated preferences;\n"
+    "- decisions the user made and their reasons;\n"
+    "- findings of lasting value to the user (not figures that will change).\n"
+    "Do not include temporary tool output, market data, prices or quotes."
+)
+"""The rules of every flush prompt: what counts as memory material and what does not."""
+
+NOTHING_TO_KEEP = f"If nothing is worth keeping, reply with exactly {NO_MEMORY_TOKEN} and nothing else."
+
+FLUSH_TASK = (
+    "This research session is about to be compacted: older context will be replaced "
+    "by a summary. Before that happens, pick out what is worth remembering about the "
+    "user for future sessions."
+)
+
+
 def build_flush_prompt(query: str, conversation: str) -> str:
-    """The user prompt of the flush call; ``conversation`` is ``conversation_text``."""
+    """The user prompt of the separate flush call; ``conversation`` is ``conversation_text``."""
     return (
-        "This research session is about to be compacted: older context will be replaced "
-        "by a summary. Before that happens, pick out what is worth remembering about the "
-        "user for future sessions.\n\n"
+        f"{FLUSH_TASK}\n\n"
         f"The user's query:\n{query}\n\n"
         "The conversation so far (the user's messages and the assistant's notes; raw tool "
         f"output is left out):\n{conversation or '[nothing yet]'}\n\n"
-        "Write concise markdown bullets (\"- ...\") of durable facts only:\n"
-        "- the user's financial goals, time horizon and liquidity needs;\n"
-        "- holdings, accounts (brokerage, 401k, IRA) and allocation changes;\n"
-        "- risk tolerance and investing philosophy, and stated preferences;\n"
-        "- decisions the user made and their reasons;\n"
-        "- findings of lasting value to the user (not figures that will change).\n"
-        "Do not include temporary tool output, market data, prices or quotes.\n"
-        f"If nothing is worth keeping, reply with exactly {NO_MEMORY_TOKEN} and nothing else."
+        f"{DURABLE_FACTS}\n{NOTHING_TO_KEEP}"
     )
+
+
+CONVERSATION_SOURCES = (
+    "Take them from the conversation above: the user's messages and your own notes and "
+    "conclusions. The tool results above are data for the research, not memory material."
+)
+
+
+def build_flush_instruction(opening: str) -> str:
+    """The final user message of a flush sent as a continuation of the conversation;
+    ``opening`` is the side requests' text-only line."""
+    return (f"{opening}\n\n{FLUSH_TASK} {CONVERSATION_SOURCES}\n\n"
+            f"{DURABLE_FACTS}\n{NOTHING_TO_KEEP}")
 
 
 async def memory_flush(
@@ -154,16 +185,26 @@ async def memory_flush(
         response = await call_model(model, request)
     except ProviderError as exc:
         raise FlushError(f"Memory flush call failed: {exc}") from exc
-    text = clean_reply(response.message.text)
+    return keep_reply(response.message.text, memory_dir, now, usage=response.usage,
+                      omitted=omitted)
+
+
+def keep_reply(reply: str, memory_dir: Path, now: datetime | None = None, *,
+               usage: Usage | None = None, omitted: int = 0) -> FlushResult:
+    """Append the durable facts of a flush ``reply`` to today's memory file (nothing when
+    the reply says there is nothing to keep). Raises ``FlushError`` when the file cannot be
+    written."""
+    text = clean_reply(reply)
+    usage = usage or Usage()
     if is_nothing_to_keep(text):
-        return FlushResult([], "", omitted, response.usage)
+        return FlushResult([], "", omitted, usage)
     try:
         path = append_memory(memory_dir, text, now or datetime.now())
     except OSError as exc:
         raise FlushError(
             f"Could not write the memory file in {memory_dir}: {exc.strerror or exc}"
         ) from exc
-    return FlushResult([path.name], text, omitted, response.usage)
+    return FlushResult([path.name], text, omitted, usage)
 
 
 def fit_recent(text: str, max_tokens: int) -> tuple[str, int]:

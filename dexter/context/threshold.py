@@ -16,10 +16,11 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Literal, Protocol
 
 from dexter.config import ContextSettings
 from dexter.context.compaction import CompactionResult, apply_compaction, continuation_message
+from dexter.context.continuation import Continuation, SideKind, SideRequestError, restored_pieces
 from dexter.context.flush import FlushResult, conversation_text
 from dexter.context.limits import TokenSource, context_threshold, tokens_in_use
 from dexter.context.stage import StageResult
@@ -28,13 +29,16 @@ from dexter.context.trace import TraceFn
 from dexter.context.truncate import truncate_rounds
 from dexter.events import Compaction, ContextCleared, MemoryFlush
 from dexter.messages import Message, Usage
+from dexter.scratchpad import ToolResultRecord
 
 Compactor = Callable[[str, Sequence[str]], Awaitable[CompactionResult]]
-"""``(query, compaction input pieces) -> CompactionResult``; raises on failure."""
+"""The separate compaction: ``(query, compaction input pieces) -> CompactionResult``;
+raises on failure."""
 
 Flusher = Callable[[str, str], Awaitable[FlushResult]]
-"""``(query, conversation) -> FlushResult``; raises on failure. ``conversation`` is
-``flush.conversation_text`` of the view: the flush never sees the raw tool results."""
+"""The separate flush: ``(query, conversation) -> FlushResult``; raises on failure.
+``conversation`` is ``flush.conversation_text`` of the view: this form never sees the raw
+tool results."""
 
 
 class ScratchpadView(Protocol):
@@ -42,6 +46,9 @@ class ScratchpadView(Protocol):
 
     def compaction_input(self) -> list[str]:
         """The same material as pieces, one per record, for compaction to chunk."""
+
+    def active_results(self) -> Sequence[ToolResultRecord]:
+        """The results recorded since the last compaction boundary."""
 
     def active_tool_result_count(self) -> int:
         """Results recorded since the last compaction boundary."""
@@ -81,8 +88,11 @@ ThresholdItem = MemoryFlush | Compaction | ContextCleared | ThresholdOutcome
 class ThresholdInputs:
     """What the threshold step works with in one turn (besides the view and its state).
 
-    ``flush`` is given when memory is on; ``last_reported_input`` is the provider's count
-    for the last call and ``reported_basis`` the estimate of the view it was sent with;
+    ``flush`` is given when memory is on; ``continuation`` when the flush and compaction
+    may be sent as a continuation of the conversation (``[context] side_requests``; the
+    separate ``compactor`` and ``flush`` remain the fallback); ``last_reported_input`` is
+    the provider's count for the last call and ``reported_basis`` the estimate of the view
+    it was sent with;
     ``system`` counts only when the system prompt is not ``messages[0]``; ``extra_tokens``
     are the tool schemas; ``estimate_view(messages, system)`` estimates a view (the loop
     passes its cache).
@@ -94,6 +104,7 @@ class ThresholdInputs:
     scratchpad: ScratchpadView
     compactor: Compactor
     flush: Flusher | None = None
+    continuation: Continuation | None = None
     last_reported_input: int | None = None
     reported_basis: int | None = None
     system: str = ""
@@ -114,17 +125,20 @@ async def manage_context_threshold(
     ``extra_tokens`` (tool schemas). Nothing happens while ``used <= threshold`` or when
     ``cfg.enabled`` is false. Otherwise, in order:
 
-    1. memory flush, when ``flush`` is given (memory on) and ``state.flushed`` is false,
-       over the conversation of the view (``conversation_text``), not the tool results.
+    1. memory flush, when ``flush`` is given (memory on) and ``state.flushed`` is false.
        It does not shrink the view, so the next step always follows. A failed flush is
        reported in the end event and not retried before the next compaction/truncation.
     2. compaction, when ``state.compaction_failures < max_compaction_failures`` and the
        scratchpad has at least ``min_tool_results_for_compaction`` active results.
-       Success: the view becomes system prompt + continuation message, the scratchpad
+       Success: the view becomes system prompt, query and summary message, the scratchpad
        records the summary, failures reset, and the stage stops. Failure: failures + 1.
     3. truncation to the last ``truncate_keep_rounds`` rounds. If the view is still over
        the threshold, fewer rounds are kept, down to one (one ``ContextCleared`` event).
 
+    With ``continuation`` the flush and compaction are sent as a continuation of the
+    conversation wherever it fits the window, both in one request when both are due (the
+    events still come as flush start, compaction start, flush end, compaction end); a
+    continuation that fails, or one that does not fit, is the separate form instead.
     After a step that changed the view, its estimate replaces the provider's (stale) count.
     """
     query, cfg, window, scratchpad = inputs.query, inputs.cfg, inputs.window, inputs.scratchpad
@@ -144,12 +158,31 @@ async def manage_context_threshold(
         yield ThresholdOutcome(messages=messages, tokens=used, source=source, threshold=threshold)
         return
 
-    if flush is not None and not state.flushed:
+    flush_due = flush is not None and not state.flushed
+    compact_due = (state.compaction_failures < cfg.max_compaction_failures
+                   and scratchpad.active_tool_result_count() >= cfg.min_tool_results_for_compaction)
+    estimated = used if source == "estimate" else used - (last_reported_input or 0)
+    plan = _plan(inputs, messages, flush_due, compact_due, used, estimated)
+    cont = inputs.continuation
+
+    combined: tuple[FlushResult | Exception, CompactionResult | Exception] | None = None
+    if plan.combined and cont is not None:
         yield MemoryFlush(phase="start")
+        yield Compaction(phase="start", pre_tokens=used, model=cont.model.model)
+        try:
+            combined = await cont.flush_and_compact(messages, query, plan.restored)
+        except SideRequestError as exc:
+            combined = (exc, exc)
+
+    if flush is not None and flush_due:
+        if combined is None:
+            yield MemoryFlush(phase="start")
         files: list[str] = []
         error = ""
         try:
-            flushed = await flush(query, conversation_text(messages))
+            first = combined[0] if combined is not None else None
+            flushed = await _flush(inputs, flush, messages, first,
+                                   cont if plan.flush == "continuation" else None)
             files = list(flushed.files_written)
             usage = usage + flushed.usage
         except Exception as exc:
@@ -158,11 +191,17 @@ async def manage_context_threshold(
         yield MemoryFlush(phase="end", files_written=files, error=error)
         _trace(trace, "flush", used, used)
 
-    if (state.compaction_failures < cfg.max_compaction_failures
-            and scratchpad.active_tool_result_count() >= cfg.min_tool_results_for_compaction):
-        yield Compaction(phase="start", pre_tokens=used, model=compaction_model)
+    if compact_due:
+        if combined is None:
+            start_model = compaction_model
+            if cont is not None and plan.compaction == "continuation":
+                start_model = cont.model.model
+            yield Compaction(phase="start", pre_tokens=used, model=start_model)
         try:
-            result = await compactor(query, scratchpad.compaction_input())
+            first_summary = combined[1] if combined is not None else None
+            result = await _compact(inputs, compactor, messages, first_summary,
+                                    cont if plan.compaction == "continuation" else None,
+                                    plan.restored)
         except Exception as exc:
             state.compaction_failures += 1
             yield Compaction(phase="end", success=False, pre_tokens=used,
@@ -170,7 +209,7 @@ async def manage_context_threshold(
             _trace(trace, "compact", used, used)
         else:
             usage = usage + result.usage
-            compacted = apply_compaction(messages, continuation_message(query, result.summary))
+            compacted = apply_compaction(messages, query, continuation_message(result.summary))
             scratchpad.set_compaction_summary(result.summary)
             state.compaction_failures = 0
             state.flushed = False
@@ -202,6 +241,72 @@ async def manage_context_threshold(
     _trace(trace, "truncate", used, used)
     yield ThresholdOutcome(messages=messages, tokens=used, source=source,
                            threshold=threshold, usage=usage)
+
+
+Form = Literal["continuation", "separate"]
+
+
+@dataclass(frozen=True, slots=True)
+class SidePlan:
+    """How this step sends its side requests."""
+
+    flush: Form | None = None
+    compaction: Form | None = None
+    combined: bool = False
+    """The flush and the compaction go as one continuation request."""
+    restored: tuple[str, ...] = ()
+    """Pieces of results the view holds only in part, for a continuation's summary."""
+
+
+def _plan(inputs: ThresholdInputs, messages: list[Message], flush_due: bool, compact_due: bool,
+          used: int, estimated: int) -> SidePlan:
+    """Each due side request as a continuation where it fits the window, else separate."""
+    cont = inputs.continuation
+    flush_due = flush_due and inputs.flush is not None
+    if cont is None or not (flush_due or compact_due):
+        return SidePlan("separate" if flush_due else None, "separate" if compact_due else None)
+    restored = (tuple(restored_pieces(messages, inputs.scratchpad.active_results()))
+                if compact_due else ())
+
+    def form(kind: SideKind) -> Form:
+        return "continuation" if cont.fits(kind, inputs.query, restored, used, estimated) \
+            else "separate"
+
+    if flush_due and compact_due and form("flush+compaction") == "continuation":
+        return SidePlan("continuation", "continuation", combined=True, restored=restored)
+    return SidePlan(form("flush") if flush_due else None,
+                    form("compaction") if compact_due else None, restored=restored)
+
+
+async def _flush(inputs: ThresholdInputs, flush: Flusher, messages: list[Message],
+                 first: FlushResult | Exception | None,
+                 cont: Continuation | None) -> FlushResult:
+    """The flush: the combined request's part (``first``) when it succeeded, else the
+    continuation when planned, else (or when either failed as a request) the separate form."""
+    if isinstance(first, FlushResult):
+        return first
+    if isinstance(first, Exception) and not isinstance(first, SideRequestError):
+        raise first
+    if first is None and cont is not None:
+        try:
+            return await cont.flush(messages, inputs.query)
+        except SideRequestError:
+            pass  # the separate form follows
+    return await flush(inputs.query, conversation_text(messages))
+
+
+async def _compact(inputs: ThresholdInputs, compactor: Compactor, messages: list[Message],
+                   first: CompactionResult | Exception | None, cont: Continuation | None,
+                   restored: Sequence[str]) -> CompactionResult:
+    """The compaction, as ``_flush`` decides the flush."""
+    if isinstance(first, CompactionResult):
+        return first
+    if first is None and cont is not None:
+        try:
+            return await cont.compact(messages, inputs.query, restored)
+        except SideRequestError:
+            pass  # the separate form follows
+    return await compactor(inputs.query, inputs.scratchpad.compaction_input())
 
 
 def _trace(trace: TraceFn | None, stage: str, before: int, after: int) -> None:

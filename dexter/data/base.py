@@ -10,8 +10,9 @@ ISO date), ``fiscal_period`` (e.g. ``FY2024``, ``Q3 2024``), ``period`` (annual,
 ttm), ``currency`` and the line items named as in the Financial Datasets API
 (``revenue``, ``net_income``, ``earnings_per_share_diluted``, ``total_debt``,
 ``outstanding_shares``, ``capital_expenditure``, ``free_cash_flow``, ...). EDGAR records add
-``source_filing`` (form, accession number, filed date, URL), ``field_sources`` for fields
-taken from another filing, and ``derived`` (field -> how it was computed).
+``company_name``, ``source_filing`` (form, accession number, filed date, the fiscal period it
+reports on, the URL of its primary document), ``field_sources`` for fields taken from
+another filing, and ``derived`` (field -> how it was computed).
 """
 
 from __future__ import annotations
@@ -45,6 +46,10 @@ class Capability(StrEnum):
     FILINGS = "filings"
     FILING_SECTIONS = "filing_sections"
     SCREENER = "screener"
+    BENEFICIAL = "beneficial"
+    EARNINGS_RELEASES = "earnings_releases"
+    FULL_TEXT_SEARCH = "full_text_search"
+    PEERS = "peers"
 
 
 CAPABILITY_LABELS: dict[Capability, str] = {
@@ -58,10 +63,14 @@ CAPABILITY_LABELS: dict[Capability, str] = {
     Capability.CRYPTO: "crypto prices",
     Capability.NEWS: "company news",
     Capability.INSIDER: "insider trades and ownership",
-    Capability.INSTITUTIONAL: "institutional and beneficial ownership",
+    Capability.INSTITUTIONAL: "institutional (13F) holdings",
     Capability.FILINGS: "SEC filings lists",
     Capability.FILING_SECTIONS: "SEC filing sections",
     Capability.SCREENER: "stock screening",
+    Capability.BENEFICIAL: "beneficial ownership (13D/13G)",
+    Capability.EARNINGS_RELEASES: "earnings press releases (8-K Item 2.02)",
+    Capability.FULL_TEXT_SEARCH: "full-text search of SEC filings",
+    Capability.PEERS: "industry peers",
 }
 
 
@@ -237,9 +246,12 @@ class DataSource:
         self._unsupported(Capability.METRICS)
 
     async def segments(
-        self, ticker: str, *, period: Period = "annual", limit: int = 4
+        self, ticker: str, *, period: str = "annual", limit: int = 4, axis: str | None = None,
+        member: str | None = None, metrics: tuple[str, ...] = (),
+        accession: str | None = None,
     ) -> DataResult:
-        """Revenue and other metrics split by business or geographic segment."""
+        """Revenue and other metrics split by business segment, geography or product
+        (``axis``; a ``member`` of it; an XBRL filing by ``accession``)."""
         self._unsupported(Capability.SEGMENTS)
 
     async def earnings(self, ticker: str | None, *, limit: int | None = None) -> DataResult:
@@ -285,9 +297,9 @@ class DataSource:
 
     async def insider_trades(
         self, ticker: str, *, limit: int = 10, name: str | None = None,
-        filters: DateFilter = NO_DATES,
+        filters: DateFilter = NO_DATES, accession: str | None = None,
     ) -> DataResult:
-        """Form 4 insider transactions, newest first."""
+        """Form 4 insider transactions, newest first (one Form 4 by ``accession``)."""
         self._unsupported(Capability.INSIDER)
 
     async def insider_names(self, ticker: str) -> DataResult:
@@ -304,8 +316,11 @@ class DataSource:
     async def institutional_holdings(
         self, *, ticker: str | None = None, filer_name: str | None = None,
         filer_cik: str | None = None, limit: int = 10, filters: DateFilter = NO_DATES,
+        quarter: str | None = None, compare_to: str | None = None,
+        accession: str | None = None,
     ) -> DataResult:
-        """13F holdings, by company held or by filer."""
+        """13F holdings, by company held or by filer (for a ``quarter``; the change since
+        ``compare_to``; one 13F by ``accession``)."""
         self._unsupported(Capability.INSTITUTIONAL)
 
     async def beneficial_ownership(
@@ -314,7 +329,7 @@ class DataSource:
         limit: int = 10, filters: DateFilter = NO_DATES,
     ) -> DataResult:
         """13D/13G beneficial ownership reports."""
-        self._unsupported(Capability.INSTITUTIONAL)
+        self._unsupported(Capability.BENEFICIAL)
 
     # Filings ----------------------------------------------------------------------------
 
@@ -333,6 +348,28 @@ class DataSource:
     ) -> DataResult:
         """The text of filing sections (``Item-1A``, ``Part-1,Item-2``...); all when empty."""
         self._unsupported(Capability.FILING_SECTIONS)
+
+    async def earnings_releases(
+        self, ticker: str, *, limit: int = 1, accession: str | None = None,
+        filters: DateFilter = NO_DATES, with_text: bool = True,
+    ) -> DataResult:
+        """8-K Item 2.02 press releases: text, figures from their tables, outlook."""
+        self._unsupported(Capability.EARNINGS_RELEASES)
+
+    async def search_filings(
+        self, query: str, *, forms: tuple[str, ...] = (), start_date: str | None = None,
+        end_date: str | None = None, entity: str | None = None, limit: int = 20,
+        offset: int = 0,
+    ) -> DataResult:
+        """Full-text search of filings: hits with form, filer, date and link."""
+        self._unsupported(Capability.FULL_TEXT_SEARCH)
+
+    async def peers(
+        self, ticker: str, *, metric: str = "revenue", period: str | None = None,
+        limit: int = 10, sic: str | None = None,
+    ) -> DataResult:
+        """Companies sharing the company's industry (SIC) code, with one metric each."""
+        self._unsupported(Capability.PEERS)
 
     # Screening --------------------------------------------------------------------------
 

@@ -16,7 +16,7 @@ requests a second for the whole process (a shared limiter).
 
 from __future__ import annotations
 
-import difflib
+import datetime as dt
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -33,8 +33,7 @@ from dexter.data.base import (
     ScreenFilter,
     StatementKind,
 )
-from dexter.data.cache import NEVER_EXPIRES, TTL_1H, TTL_6H, TTL_24H
-from dexter.data.fetching import CachePolicy
+from dexter.data.cache import NEVER_EXPIRES, TTL_6H
 from dexter.data.filing_text import (
     ITEM_CATALOG,
     base_form,
@@ -42,9 +41,7 @@ from dexter.data.filing_text import (
     normalize_item,
     split_items,
 )
-from dexter.data.http import ServiceInfo
-from dexter.data.http_source import HttpSource, SourceConnection
-from dexter.data.ratelimit import SEC_RATE_LIMITER
+from dexter.data.sec import Company, SecSource, normalize_accession
 from dexter.data.xbrl import (
     BALANCE_ITEMS,
     CASH_FLOW_ITEMS,
@@ -53,16 +50,9 @@ from dexter.data.xbrl import (
     LineItem,
     build_statement,
     latest_dei_value,
+    statements_from_filing,
 )
-
-SERVICE = ServiceInfo(
-    name="SEC EDGAR",
-    forbidden_hint=(
-        "SEC blocks clients without a User-Agent that names them and gives a contact "
-        "e-mail, and clients above 10 requests a second. Set SEC_EDGAR_USER_AGENT "
-        "(e.g. 'Jane Doe jane@example.com') or tools.sec_user_agent in the config file."
-    ),
-)
+from dexter.data.xbrl_facts import parse_filing
 
 STATEMENT_KEYS = {"income": "income_statements", "balance": "balance_sheets",
                   "cash_flow": "cash_flow_statements"}
@@ -70,20 +60,6 @@ STATEMENT_KEYS = {"income": "income_statements", "balance": "balance_sheets",
 # Without a key, the whole text of a 10-K would flood the context: list the items instead.
 LIST_ITEMS_ONLY_FORMS = frozenset({"10-K", "10-Q"})
 FULL_TEXT_CAP = 200_000
-
-
-@dataclass(frozen=True, slots=True)
-class Company:
-    """A resolved company."""
-
-    cik: int
-    ticker: str
-    title: str
-
-    @property
-    def cik10(self) -> str:
-        """The CIK zero-padded to 10 digits, as SEC URLs need it."""
-        return f"{self.cik:010d}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,20 +89,17 @@ DERIVED_SCREEN_FIELDS = {
 }
 
 
-def normalize_ticker(ticker: str) -> str:
-    """Upper-case; SEC writes class shares with a dash (``BRK.B`` -> ``BRK-B``)."""
-    cleaned = ticker.strip().upper().replace(".", "-").replace("/", "-")
-    if not cleaned:
-        raise DataError("A ticker is required (e.g. AAPL). Give the company's stock symbol.")
-    return cleaned
+def primary_documents(submissions: dict[str, Any]) -> dict[str, str]:
+    """Accession number -> the filing's primary document (``aapl-20240928.htm``), from the
+    ``recent`` block of a submissions index."""
+    recent = (submissions.get("filings") or {}).get("recent") or {}
+    accessions = recent.get("accessionNumber") or []
+    documents = recent.get("primaryDocument") or []
+    return {str(a): str(d) for a, d in zip(accessions, documents, strict=False)
+            if a and d and "/" not in str(d)}
 
 
-def accession_path(accession: str) -> str:
-    """``0000320193-24-000123`` -> ``000032019324000123`` (the archive folder name)."""
-    return accession.replace("-", "")
-
-
-class EdgarSource(HttpSource):
+class EdgarSource(SecSource):
     """SEC EDGAR: statements from XBRL facts, filings and their items, frame screens.
 
     ``connection.base_url`` serves the ticker list and the archives; ``data_url`` the
@@ -139,80 +112,6 @@ class EdgarSource(HttpSource):
     capabilities = frozenset({Capability.STATEMENTS, Capability.COMPANY_FACTS,
                               Capability.FILINGS, Capability.FILING_SECTIONS,
                               Capability.SCREENER})
-    default_rate_limiter = SEC_RATE_LIMITER
-
-    def __init__(self, connection: SourceConnection, *, data_url: str, user_agent: str) -> None:
-        if not user_agent.strip():
-            raise ValueError("SEC EDGAR needs a User-Agent with a contact; set "
-                             "SEC_EDGAR_USER_AGENT or tools.sec_user_agent.")
-        super().__init__(connection, SERVICE,
-                         headers={"User-Agent": user_agent, "Accept-Encoding": "gzip, deflate"})
-        self.data_url = data_url.rstrip("/")
-
-    async def _get(
-        self, url: str, *, namespace: str, ttl: float | None, what: str,
-        ticker: str | None = None,
-    ) -> tuple[Any, str]:
-        # The ticker only names the cache file: it was resolved already, so a 404 here
-        # means missing data, not an unknown ticker.
-        return await self._fetch(url, namespace=namespace, policy=CachePolicy(ttl=ttl),
-                                 what=what, key_extra={"ticker": ticker} if ticker else None)
-
-    # Companies --------------------------------------------------------------------------
-
-    async def _ticker_table(self) -> tuple[list[Company], str]:
-        data, url = await self._get(f"{self.base_url}/files/company_tickers.json",
-                                    namespace="edgar/tickers", ttl=TTL_24H,
-                                    what="the SEC ticker list")
-        rows = data.values() if isinstance(data, dict) else data
-        companies = []
-        for row in rows:
-            try:
-                companies.append(Company(int(row["cik_str"]), str(row["ticker"]).upper(),
-                                         str(row.get("title", ""))))
-            except (KeyError, TypeError, ValueError):
-                continue
-        return companies, url
-
-    async def resolve(self, ticker: str) -> Company:
-        """Ticker (or CIK digits) to company; unknown tickers get close suggestions."""
-        wanted = normalize_ticker(ticker)
-        companies, _ = await self._ticker_table()
-        for company in companies:
-            if company.ticker == wanted or (wanted.isdigit() and company.cik == int(wanted)):
-                return company
-        raise NotFoundError(f"Unknown ticker '{ticker.strip()}' in SEC EDGAR's company list."
-                            f"{self._suggest(wanted, companies)} Check the symbol, or search "
-                            f"for the company name to find its ticker.")
-
-    @staticmethod
-    def _suggest(wanted: str, companies: list[Company]) -> str:
-        by_ticker = difflib.get_close_matches(wanted, [c.ticker for c in companies], n=3,
-                                              cutoff=0.75)
-        by_name = [c.ticker for c in companies if wanted.lower() in c.title.lower()][:3]
-        picks = list(dict.fromkeys(by_name + by_ticker))[:4]
-        if not picks:
-            return ""
-        names = {c.ticker: c.title for c in companies}
-        return " Did you mean " + ", ".join(f"{t} ({names[t]})" for t in picks) + "?"
-
-    async def search_companies(self, text: str, limit: int = 10) -> list[Company]:
-        """Companies whose name or ticker contains ``text`` (case-insensitive)."""
-        needle = text.strip().lower()
-        companies, _ = await self._ticker_table()
-        return [c for c in companies
-                if needle and (needle in c.title.lower() or needle == c.ticker.lower())][:limit]
-
-    async def _submissions(self, company: Company) -> tuple[dict[str, Any], str]:
-        data, url = await self._get(
-            f"{self.data_url}/submissions/CIK{company.cik10}.json",
-            namespace="edgar/submissions", ttl=TTL_1H,
-            what=f"the filings index of {company.ticker}", ticker=company.ticker,
-        )
-        if not isinstance(data, dict):
-            raise DataError(f"SEC EDGAR sent an unexpected filings index for {company.ticker}.",
-                            url=url)
-        return data, url
 
     async def _companyfacts(self, company: Company) -> tuple[dict[str, Any], str]:
         data, url = await self._get(
@@ -224,33 +123,39 @@ class EdgarSource(HttpSource):
             raise DataError(f"SEC EDGAR sent unexpected XBRL data for {company.ticker}.", url=url)
         return data, url
 
-    def filing_index_url(self, cik: int, accession: str) -> str:
-        """The archive folder of a filing."""
-        return f"{self.base_url}/Archives/edgar/data/{cik}/{accession_path(accession)}/"
-
     # Statements -------------------------------------------------------------------------
 
     async def statements(
         self, kind: StatementKind, ticker: str, *, period: Period = "annual", limit: int = 4,
-        filters: DateFilter = NO_DATES,
+        filters: DateFilter = NO_DATES, accession: str | None = None,
     ) -> DataResult:
-        """Statements built from XBRL company facts, newest first (see ``dexter.data.xbrl``)."""
+        """Statements built from XBRL company facts, newest first (see ``dexter.data.xbrl``);
+        with ``accession``, the statements as that one filing reported them."""
+        if accession:
+            return await self._filing_statements(kind, ticker, accession)
         company = await self.resolve(ticker)
         facts, url = await self._companyfacts(company)
         try:
             subs, _ = await self._submissions(company)
-            fiscal_year_end = subs.get("fiscalYearEnd")
         except DataError:
-            fiscal_year_end = None  # the calendar is then read from the facts themselves
+            subs = {}  # the calendar is then read from the facts themselves
+        fiscal_year_end = subs.get("fiscalYearEnd")
+        documents = primary_documents(subs)
+        name_of_company = str(subs.get("name") or company.title)
+
+        def filing_url(accession: str) -> str:
+            # the filing's own document (a 10-K's .htm) when the filings index names it
+            return self.filing_index_url(company.cik, accession) + documents.get(accession, "")
+
         kinds = ["income", "balance", "cash_flow"] if kind == "all" else [kind]
         out: dict[str, list[dict[str, Any]]] = {}
         for name in kinds:
             records = build_statement(
-                facts, name, period, ticker=company.ticker,
-                filing_url=lambda accn: self.filing_index_url(company.cik, accn),
+                facts, name, period, ticker=company.ticker, filing_url=filing_url,
                 fiscal_year_end=fiscal_year_end if isinstance(fiscal_year_end, str) else None,
             )
-            records = [r for r in records if filters.matches(r["report_period"])][:limit]
+            records = [{**r, "company_name": name_of_company} if name_of_company else r
+                       for r in records if filters.matches(r["report_period"])][:limit]
             out[STATEMENT_KEYS[name]] = records
         notes: tuple[str, ...] = (
             "From SEC XBRL company facts: each value as most recently filed in a 10-K or 10-Q "
@@ -264,6 +169,35 @@ class EdgarSource(HttpSource):
                       f"(outflows); filings report them as positive amounts.",)
         data: Any = out if kind == "all" else out[STATEMENT_KEYS[kind]]
         return DataResult(data, "SEC EDGAR (XBRL company facts)", (url,), notes)
+
+    async def _filing_statements(self, kind: StatementKind, ticker: str,
+                                 accession: str) -> DataResult:
+        """One 10-K / 10-Q's statements from its own XBRL (its periods and comparatives)."""
+        from dexter.data.fiscal import FiscalCalendar
+        from dexter.data.segments_source import fiscal_end_of, xbrl_text
+
+        company = await self.resolve_filer(ticker)
+        accn = normalize_accession(accession)
+        text, url, docs = await xbrl_text(self, company, accn)
+        facts = parse_filing(text)
+        consolidated = [(f.concept, f.value, f.context.start, f.context.end) for f in facts.facts
+                        if not f.dims and f.unit.upper() in ("USD", "USD/SHARES", "SHARES")]
+        fiscal = await self.fiscal_year_end(company) or fiscal_end_of(facts) or \
+            (docs.header.get("fiscal_year_end") if docs else None)
+        ends = [e for _, _, s, e in consolidated if s and 350 <= (
+            dt.date.fromisoformat(e) - dt.date.fromisoformat(s)).days <= 380]
+        calendar = FiscalCalendar.parse(fiscal) or FiscalCalendar.infer(ends)
+        source = {"form": facts.dei.get("DocumentType") or (docs.form if docs else ""),
+                  "accession_number": accn, "filed": docs.filed if docs else None, "url": url}
+        kinds = ["income", "balance", "cash_flow"] if kind == "all" else [kind]
+        name = company.ticker or company.name
+        out = {STATEMENT_KEYS[k]: statements_from_filing(consolidated, k, calendar,
+                                                         ticker=name, source_filing=source)
+               for k in kinds}
+        data: Any = out if kind == "all" else out[STATEMENT_KEYS[kind]]
+        return DataResult(data, "SEC EDGAR (filing XBRL)", (url,), (
+            f"As reported in {source['form']} {accn}: its own periods and comparatives, "
+            f"not later restatements.",))
 
     async def company_facts(self, ticker: str) -> DataResult:
         """Profile from the submissions feed plus cover-page share count and public float."""
@@ -297,78 +231,23 @@ class EdgarSource(HttpSource):
 
     # Filings ----------------------------------------------------------------------------
 
-    def _rows(self, block: dict[str, Any], company: Company) -> list[dict[str, Any]]:
-        """Parallel arrays of a submissions block -> one dict per filing."""
-        accessions = block.get("accessionNumber") or []
-        rows = []
-        for i, accession in enumerate(accessions):
-            def col(name: str, i: int = i) -> Any:
-                values = block.get(name) or []
-                return values[i] if i < len(values) else None
-
-            doc = col("primaryDocument") or ""
-            folder = self.filing_index_url(company.cik, accession)
-            row = {
-                "accession_number": accession,
-                "filing_type": col("form"),
-                "filing_date": col("filingDate"),
-                "report_date": col("reportDate") or None,
-                "primary_document": doc or None,
-                "description": col("primaryDocDescription") or None,
-                "items": col("items") or None,
-                "url": folder + doc if doc else folder,
-            }
-            rows.append({k: v for k, v in row.items() if v is not None})
-        return rows
-
-    async def _all_filings(
-        self, company: Company, wanted: set[str], limit: int, *,
-        until: Callable[[dict[str, Any]], bool] | None = None,
-    ) -> tuple[list[dict[str, Any]], list[str], list[str]]:
-        """Filings of the wanted forms, newest first: the ``recent`` block, then older pages
-        only while more are needed (with ``until``, only until a row satisfies it).
-
-        A failed older page ends the search with what was found and a note, unless nothing
-        was found at all. Returns (rows, urls read, notes).
-        """
-        subs, url = await self._submissions(company)
-        urls = [url]
-        notes: list[str] = []
-        filings_block = subs.get("filings") or {}
-        found = [r for r in self._rows(filings_block.get("recent") or {}, company)
-                 if not wanted or r.get("filing_type") in wanted]
-        for page in filings_block.get("files") or []:
-            if len(found) >= limit or not isinstance(page, dict) or not page.get("name"):
-                break
-            if until is not None and any(until(r) for r in found):
-                break
-            try:
-                data, page_url = await self._get(
-                    f"{self.data_url}/submissions/{page['name']}", namespace="edgar/submissions",
-                    ttl=TTL_24H, what=f"older filings of {company.ticker}",
-                    ticker=company.ticker,
-                )
-            except DataError as exc:
-                if not found:
-                    raise
-                notes.append(f"Older filings of {company.ticker} could not be read ({exc}); "
-                             f"the {len(found)} most recent are listed.")
-                break
-            urls.append(page_url)
-            if isinstance(data, dict):
-                found.extend(r for r in self._rows(data, company)
-                             if not wanted or r.get("filing_type") in wanted)
-        return found[:limit], urls, notes
-
     async def filings(
         self, ticker: str, *, filing_types: tuple[str, ...] = (), limit: int = 10,
-        until: Callable[[dict[str, Any]], bool] | None = None,
+        until: Callable[[dict[str, Any]], bool] | None = None, items: tuple[str, ...] = (),
     ) -> DataResult:
         """Filings of the given forms (exact match, e.g. ``10-K``), newest first; with
-        ``until``, older pages are read only until a filing satisfies it."""
+        ``until``, older pages are read only until a filing satisfies it; with ``items``,
+        only 8-Ks reporting one of those items (``2.02``)."""
         company = await self.resolve(ticker)
         wanted = {t.strip().upper() for t in filing_types if t.strip()}
-        rows, urls, notes = await self._all_filings(company, wanted, max(1, limit), until=until)
+        numbers = {i.replace("Item", "").replace("-", "").strip() for i in items if i.strip()}
+
+        def keep(row: dict[str, Any]) -> bool:
+            listed = {x.strip() for x in str(row.get("items", "")).split(",")}
+            return not numbers or bool(numbers & listed)
+
+        rows, urls, notes = await self._all_filings(company, wanted, max(1, limit), until=until,
+                                                    keep=keep)
         return DataResult(rows, "SEC EDGAR (submissions)", tuple(urls), tuple(notes))
 
     async def _find_filing(self, company: Company, accession: str) -> dict[str, Any]:
@@ -489,29 +368,8 @@ class EdgarSource(HttpSource):
     ) -> tuple[dict[int, tuple[float, str, str]], list[str]]:
         """cik -> (value, entity name, period end) for one field, concepts merged in order."""
         spec = SCREEN_FIELDS[field]
-        frame_period = period
-        if spec.instant:
-            frame_period = (period if period.endswith("I")
-                            else (period + "Q4I" if "Q" not in period else period + "I"))
-        values: dict[int, tuple[float, str, str]] = {}
-        urls: list[str] = []
-        for concept in spec.concepts:
-            url = (f"{self.data_url}/api/xbrl/frames/us-gaap/{concept}/"
-                   f"{spec.unit.replace('/', '-per-')}/{frame_period}.json")
-            try:
-                data, got = await self._get(url, namespace="edgar/frames", ttl=TTL_24H,
-                                            what=f"the {concept} frame for {frame_period}")
-            except NotFoundError:
-                continue
-            urls.append(got)
-            for row in (data.get("data") or []) if isinstance(data, dict) else []:
-                try:
-                    cik = int(row["cik"])
-                    values.setdefault(cik, (float(row["val"]), str(row.get("entityName", "")),
-                                            str(row.get("end", ""))))
-                except (KeyError, TypeError, ValueError):
-                    continue
-        return values, urls
+        values, urls = await self.frame_values(spec.concepts, spec.unit, spec.instant, period)
+        return {cik: (v.value, v.name, v.end) for cik, v in values.items()}, urls
 
     async def screen(
         self, filters: tuple[ScreenFilter, ...], *, currency: str = "USD", limit: int = 25,

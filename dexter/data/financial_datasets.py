@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NoReturn
 
 from dexter.data.base import (
     NO_DATES,
@@ -23,6 +23,7 @@ from dexter.data.base import (
     PriceInterval,
     ScreenFilter,
     StatementKind,
+    UnsupportedError,
 )
 from dexter.data.cache import (
     NEVER_EXPIRES,
@@ -79,7 +80,8 @@ class FinancialDatasetsSource(HttpSource):
 
     name = "financial_datasets"
     label = "Financial Datasets"
-    capabilities = frozenset(Capability)
+    capabilities = frozenset(Capability) - {Capability.EARNINGS_RELEASES,
+                                            Capability.FULL_TEXT_SEARCH, Capability.PEERS}
 
     def __init__(self, connection: SourceConnection, *, api_key: str) -> None:
         if not api_key.strip():
@@ -149,9 +151,15 @@ class FinancialDatasetsSource(HttpSource):
                                    what=f"{period} key ratios for {ticker}", ticker=ticker)
 
     async def segments(
-        self, ticker: str, *, period: Period = "annual", limit: int = 4
+        self, ticker: str, *, period: str = "annual", limit: int = 4, axis: str | None = None,
+        member: str | None = None, metrics: tuple[str, ...] = (),
+        accession: str | None = None,
     ) -> DataResult:
-        """GET /financials/segments/ (24h cache)."""
+        """GET /financials/segments/ (24h cache). An axis, member, metric or filing named
+        is SEC EDGAR's to answer (the router falls back to it)."""
+        if axis or member or metrics or accession:
+            self._keyless_only("a segment axis, member, metric or filing",
+                               Capability.SEGMENTS)
         ticker = normalize_ticker(ticker)
         params = {"ticker": ticker, "period": period, "limit": limit}
         return await self._records("/financials/segments/", "segmented_financials", params,
@@ -243,10 +251,12 @@ class FinancialDatasetsSource(HttpSource):
 
     async def insider_trades(
         self, ticker: str, *, limit: int = 10, name: str | None = None,
-        filters: DateFilter = NO_DATES,
+        filters: DateFilter = NO_DATES, accession: str | None = None,
     ) -> DataResult:
         """GET /insider-trades/ (1h cache). A ``name`` is matched against the SEC spellings
         first; each matching spelling is fetched and the rows merged, newest first."""
+        if accession:
+            self._keyless_only("one Form 4 by accession number", Capability.INSIDER)
         ticker = normalize_ticker(ticker)
         base: dict[str, Any] = {"ticker": ticker, "limit": limit,
                                 **filters.as_params("filing_date")}
@@ -293,6 +303,10 @@ class FinancialDatasetsSource(HttpSource):
                                 f"or its CIK.", url=url)
         return str(rows[0][cik_field]).zfill(10), url
 
+    def _keyless_only(self, what: str, capability: Capability) -> NoReturn:
+        raise UnsupportedError(f"{self.label} does not read {what}; SEC EDGAR does.",
+                               capability=capability)
+
     @staticmethod
     def _one_subject(ticker: str | None, filer_name: str | None, filer_cik: str | None) -> None:
         given = [v for v in (ticker, filer_name, filer_cik) if v]
@@ -302,8 +316,13 @@ class FinancialDatasetsSource(HttpSource):
     async def institutional_holdings(
         self, *, ticker: str | None = None, filer_name: str | None = None,
         filer_cik: str | None = None, limit: int = 10, filters: DateFilter = NO_DATES,
+        quarter: str | None = None, compare_to: str | None = None,
+        accession: str | None = None,
     ) -> DataResult:
         """GET /institutional-holdings/ by held ticker or by filer (1h cache)."""
+        if quarter or compare_to or accession:
+            self._keyless_only("a 13F quarter, a quarter-to-quarter change or one 13F filing",
+                               Capability.INSTITUTIONAL)
         self._one_subject(ticker, filer_name, filer_cik)
         urls: list[str] = []
         if filer_name:

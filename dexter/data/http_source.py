@@ -85,12 +85,13 @@ class HttpSource(DataSource):
     async def _fetch(
         self, url: str, *, namespace: str, policy: CachePolicy, what: str,
         params: Params | None = None, ticker: str | None = None,
-        key_extra: dict[str, Any] | None = None,
+        key_extra: dict[str, Any] | None = None, as_json: bool = True,
     ) -> tuple[Any, str]:
-        """GET ``url`` through the cache (see ``cached_get``): the data and the full URL."""
+        """GET ``url`` through the cache (see ``cached_get``): the data (parsed JSON, or
+        the text with ``as_json=False``) and the full URL."""
         response = await cached_get(
             self.client, self._cache, namespace=namespace, url=url, params=params,
-            policy=policy, what=what, ticker=ticker, key_extra=key_extra,
+            policy=policy, what=what, ticker=ticker, key_extra=key_extra, as_json=as_json,
         )
         return response.data, response.url
 

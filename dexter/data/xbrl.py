@@ -464,7 +464,9 @@ def build_statement(
     """Records for one statement (``income``, ``balance``, ``cash_flow``), newest first.
 
     Each record has the Financial Datasets field names plus ``source_filing`` (the filing
-    most of its numbers came from), ``field_sources`` (fields from other filings),
+    most of its numbers came from: form, accession number, filing date, the fiscal period
+    it reports on and ``filing_url(accession)``), ``field_sources`` (fields from other
+    filings),
     ``derived`` (field -> how it was computed), ``restated`` (field -> what was first
     reported) and ``split_adjusted`` (field -> the split and the value as filed).
     ``fiscal_year_end`` is submissions' ``fiscalYearEnd`` (``"0926"``); without it the
@@ -501,6 +503,10 @@ def _record(
     if main is not None:
         record["source_filing"] = {"form": main.form, "accession_number": main.accn,
                                    "filed": main.filed, "url": filing_url(main.accn)}
+        if main.fy and main.fp:
+            # the period the filing reports on, labelled like the records' own periods
+            record["source_filing"]["fiscal_period"] = (
+                f"FY{main.fy}" if main.fp == "FY" else f"{main.fp} {main.fy}")
         others = {name: describe_filing(f) for name, f in row.facts.items()
                   if (f.accn, f.form) != (main.accn, main.form)}
         if others:
@@ -512,6 +518,67 @@ def _record(
     if row.adjusted:
         record["split_adjusted"] = dict(row.adjusted)
     return record
+
+
+def statements_from_filing(
+    facts: Iterable[tuple[str, float, str | None, str]], statement: str,
+    calendar: FiscalCalendar, *, ticker: str, source_filing: dict[str, Any],
+) -> list[dict[str, Any]]:
+    """Records of one statement from one filing's own consolidated facts
+    (``(concept, value, start, end)``, concepts as ``us-gaap:Name``): every period the
+    filing reports (its own and the comparatives), newest first, labelled on ``calendar``.
+    Quarters, years and year-to-date spans (``6M to Q2 2025``); payments are shown as
+    outflows, as for company facts; dates the filing reports only a figure or two for (an
+    equity statement's opening balance) are left out."""
+    items = STATEMENT_ITEMS[statement]
+    by_concept: dict[str, list[tuple[float, str | None, str]]] = {}
+    for concept, value, start, end in facts:
+        by_concept.setdefault(concept.rpartition(":")[2], []).append((value, start, end))
+    rows: dict[tuple[str | None, str], _Row] = {}
+    for item in items:
+        for concept in item.concepts:
+            name = concept.rpartition(":")[2]
+            taken = False
+            for value, start, end in by_concept.get(name, []):
+                days = (dt.date.fromisoformat(end) - dt.date.fromisoformat(start)).days + 1 \
+                    if start else None
+                if item.instant != (start is None):
+                    continue
+                if days is not None and not any(days in r for r in (
+                        YEAR_DAYS, QUARTER_DAYS, HALF_DAYS, NINE_MONTH_DAYS)):
+                    continue
+                row = rows.setdefault((start, end), _Row(end=end, start=start))
+                if item.field not in row.values:
+                    row.values[item.field] = value * item.sign
+                    taken = True
+            if taken:
+                break
+    records = []
+    most = max((len(r.values) for r in rows.values()), default=0)
+    for (start, end), row in sorted(rows.items(), key=lambda kv: (kv[0][1], kv[0][0] or ""),
+                                    reverse=True):
+        if len(row.values) < min(3, most):
+            continue
+        days = (dt.date.fromisoformat(end) - dt.date.fromisoformat(start)).days + 1 \
+            if start else None
+        annual = days in YEAR_DAYS if days is not None else calendar.is_year_end(
+            dt.date.fromisoformat(end))
+        label = calendar.label(end, annual=annual)
+        kind = "annual" if annual else "quarterly"
+        if days is not None and (days in HALF_DAYS or days in NINE_MONTH_DAYS):
+            label, kind = f"{round(days / 30.4)}M to {label}", "year_to_date"
+        add_derived_fields(statement, row)
+        record: dict[str, Any] = {"ticker": ticker, "report_period": end}
+        if start:
+            record["period_start"] = start
+        record.update({"fiscal_period": label, "period": kind, "currency": "USD"})
+        for name, value in row.values.items():
+            record[name] = int(value) if float(value).is_integer() and abs(value) >= 1 else value
+        record["source_filing"] = source_filing
+        if row.derived:
+            record["derived"] = dict(row.derived)
+        records.append(record)
+    return records
 
 
 def latest_dei_value(companyfacts: Mapping[str, Any], concept: str, unit: str) -> Fact | None:

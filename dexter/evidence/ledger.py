@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal, get_args
 
+from dexter.evidence.documents import Document, document_from_dict, document_to_dict
 from dexter.evidence.index import EvidenceIndex, source_evidence
 from dexter.evidence.numbers import Claim, Kind, extract_claims
 from dexter.evidence.periods import calendar_in
@@ -61,6 +62,8 @@ class Source:
     """For a calculation: the figures its expression used."""
     tables: tuple[DataTable, ...] = field(default=(), repr=False)
     """The records it fetched, as numbers (for reports, spreadsheets and charts)."""
+    documents: tuple[Document, ...] = field(default=(), repr=False)
+    """The filings whose text it read (what a report cites)."""
 
     @property
     def url(self) -> str:
@@ -122,7 +125,8 @@ class SourceLedger:
 
     def add(self, tool: str, args: Mapping[str, Any], content: str, *,
             title: str = "", urls: Iterable[str] = (), kind: SourceKind = "data",
-            expression: str = "", tables: Iterable[DataTable] = ()) -> Source:
+            expression: str = "", tables: Iterable[DataTable] = (),
+            documents: Iterable[Document] = ()) -> Source:
         """Register one successful result and return it with its new id."""
         source_id = f"{ID_PREFIX}{len(self._sources) + 1}"
         links = tuple(dict.fromkeys(u for u in urls if u))
@@ -139,6 +143,7 @@ class SourceLedger:
             fiscal_year_end=fiscal_year_end_of(held, content) if kind == "data" else "",
             inputs=tuple(extract_claims(expression)) if expression else (),
             tables=held,
+            documents=tuple(documents),
         )
         self._sources[source_id] = source
         if kind != "calculation":
@@ -167,6 +172,8 @@ def source_to_dict(source: Source) -> dict[str, Any]:
         **({"fiscal_year_end": source.fiscal_year_end} if source.fiscal_year_end else {}),
         "inputs": [dataclasses.asdict(claim) for claim in source.inputs],
         **({"tables": [table_to_dict(t) for t in source.tables]} if source.tables else {}),
+        **({"documents": [document_to_dict(d) for d in source.documents]}
+           if source.documents else {}),
     }
 
 
@@ -201,15 +208,17 @@ def source_from_dict(data: Any) -> Source:
                              digits=int(c.get("digits", 0)), parens=bool(c.get("parens", False)))
                        for c in data.get("inputs", []))
         tables = data.get("tables", [])
-        if not isinstance(tables, list):
-            raise ValueError("a source's tables must be a list")
+        documents = data.get("documents", [])
+        if not isinstance(tables, list) or not isinstance(documents, list):
+            raise ValueError("a source's tables and documents must be lists")
         return Source(id=str(data["id"]), tool=str(data["tool"]), args=args,
                       title=str(data.get("title", "")), urls=tuple(str(u) for u in urls),
                       kind=kind, fetched_at=str(data.get("fetched_at", "")),
                       accession=str(data.get("accession", "")), numbers=tuple(numbers),
                       quantities=quantities, entity=str(data.get("entity", "") or ""),
                       fiscal_year_end=str(data.get("fiscal_year_end", "") or ""),
-                      inputs=inputs, tables=tuple(table_from_dict(t) for t in tables))
+                      inputs=inputs, tables=tuple(table_from_dict(t) for t in tables),
+                      documents=tuple(document_from_dict(d) for d in documents))
     except (KeyError, TypeError, IndexError) as exc:
         raise ValueError(f"a source is missing or has a wrong field ({exc})") from None
 
@@ -231,7 +240,7 @@ def entity_of(args: Mapping[str, Any], tables: Iterable[DataTable], content: str
         value = args.get(key)
         if isinstance(value, str) and value.strip():
             return value.strip().upper()
-    named = {t.entity for t in tables if t.entity}
+    named = {t.ticker for t in tables if t.ticker}
     if len(named) == 1:
         return named.pop()
     if named:

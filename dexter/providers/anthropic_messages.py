@@ -21,6 +21,7 @@ from dexter.messages import (
     ToolCall,
     ToolResultMessage,
     Usage,
+    head_length,
 )
 from dexter.providers.adapter import SDKChatModel, http_timeout
 from dexter.providers.base import (
@@ -87,10 +88,17 @@ def to_anthropic_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
     requires user and assistant turns to alternate: tool results become ``tool_result``
     blocks of one user turn, followed by any user text (e.g. the tool-usage note).
     """
+    return _convert(messages)[0]
+
+
+def _convert(messages: Sequence[Message]) -> tuple[list[dict[str, Any]], list[dict[str, Any] | None]]:
+    """The turns, and for each message its last block (None for a message that made none)."""
     turns: list[dict[str, Any]] = []
+    last_blocks: list[dict[str, Any] | None] = []
     for message in messages:
         role: str
         blocks: list[dict[str, Any]]
+        last_blocks.append(None)
         if isinstance(message, SystemMessage):
             continue
         if isinstance(message, AssistantMessage):
@@ -103,6 +111,7 @@ def to_anthropic_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
             role, blocks = "user", [{"type": "text", "text": message.content}]
         if not blocks:
             continue
+        last_blocks[-1] = blocks[-1]
         if turns and turns[-1]["role"] == role:
             turns[-1]["content"].extend(blocks)
         else:
@@ -110,7 +119,7 @@ def to_anthropic_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
     for turn in turns:
         if turn["role"] == "user":
             turn["content"] = _order_user_blocks(turn["content"])
-    return turns
+    return turns, last_blocks
 
 
 def to_anthropic_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
@@ -123,18 +132,36 @@ def to_anthropic_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
     return out
 
 
+_CACHEABLE = frozenset({"text", "tool_result", "tool_use"})
+"""Block types a cache breakpoint may sit on (not thinking blocks: the API refuses them)."""
+
+
 def request_params(request: ModelRequest, model: str) -> dict[str, Any]:
     """Keyword arguments for ``messages.create`` (without ``stream``).
 
-    Cache breakpoints: the system prompt, the last tool, and the last block of the final
-    message, so each loop iteration reads the previous iteration's prefix from the cache.
+    Cache breakpoints, at most the API's four: the last tool, the system prompt, the end of
+    the view's stable head (the query, or the compaction summary after it:
+    ``messages.head_length``) and the end of the conversation. The last one is the final
+    block of the request, so each loop iteration reads the previous iteration's prefix
+    from the cache; in a side request (``request.continuation``) it stays on the last
+    block before the final assistant turn, where the main request before had it, so the
+    side request reads the cache and writes none of its own tail.
     """
-    messages = to_anthropic_messages(request.messages)
-    if messages and messages[-1]["content"]:
-        last = dict(messages[-1]["content"][-1])
-        if last.get("type") in {"text", "tool_result", "tool_use"}:
-            last["cache_control"] = dict(EPHEMERAL)
-            messages[-1]["content"][-1] = last
+    messages, last_blocks = _convert(request.messages)
+    marks: list[dict[str, Any]] = []
+    head = head_length(request.messages)
+    head_block = last_blocks[head - 1] if 0 < head < len(request.messages) else None
+    if head_block is not None:
+        marks.append(head_block)
+    tail = _conversation_end(messages, continuation=request.continuation)
+    if tail is not None:
+        marks.append(tail)
+    for turn in messages:
+        turn["content"] = [
+            {**block, "cache_control": dict(EPHEMERAL)}
+            if any(block is m for m in marks) and block.get("type") in _CACHEABLE else block
+            for block in turn["content"]
+        ]
     params: dict[str, Any] = {"model": model, "max_tokens": request.max_tokens, "messages": messages}
     prompt = system_text(request.system, request.messages)
     if prompt:
@@ -144,6 +171,20 @@ def request_params(request: ModelRequest, model: str) -> dict[str, Any]:
     if request.temperature is not None:
         params["temperature"] = request.temperature
     return params
+
+
+def _conversation_end(turns: list[dict[str, Any]], *, continuation: bool) -> dict[str, Any] | None:
+    """The block of the conversation's cache breakpoint: the last block of the request, or
+    for a side request the last block before its final assistant turn."""
+    if not turns:
+        return None
+    end = len(turns)
+    if continuation:
+        assistant = [i for i, turn in enumerate(turns) if turn["role"] == "assistant"]
+        if assistant and assistant[-1] > 0:
+            end = assistant[-1]
+    content = turns[end - 1]["content"]
+    return content[-1] if content else None
 
 
 # --------------------------------------------------------------------------------------------

@@ -39,6 +39,12 @@ class ModelRequest:
     """Ask for one JSON object as the reply: OpenAI-compatible servers get
     ``response_format={"type": "json_object"}``; the Anthropic Messages API has no such
     mode, so there the prompt itself must ask for JSON (the reply is parsed either way)."""
+    continuation: bool = False
+    """A side request (memory flush, compaction) that repeats the main conversation and
+    adds one final instruction no later request will extend. Anthropic's conversation
+    cache breakpoint then stays where the main request put it (the end of the round before
+    the last assistant turn), so the request reads the cached prefix and writes none of
+    its own tail (dexter.context.continuation)."""
 
 
 @dataclass(frozen=True, slots=True)

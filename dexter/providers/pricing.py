@@ -24,12 +24,21 @@ def model_price(model_name: str, settings: Settings) -> ModelInfo | None:
 
 
 def usage_cost(usage: Mapping[str, int], info: ModelInfo | None) -> float | None:
-    """Dollars for ``usage`` (``input_tokens``/``output_tokens``) at ``info``'s prices."""
+    """Dollars for ``usage`` at ``info``'s prices.
+
+    ``input_tokens`` is the whole prompt; the part of it the provider served from its
+    prompt cache (``cache_read_tokens``) or wrote to it (``cache_write_tokens``) is priced
+    at the model's cache ratios, the rest at the input price.
+    """
     if info is None or info.input_price_per_mtok is None or info.output_price_per_mtok is None:
         return None
     tokens_in = usage.get("input_tokens", 0)
+    read = min(max(usage.get("cache_read_tokens", 0), 0), tokens_in)
+    written = min(max(usage.get("cache_write_tokens", 0), 0), tokens_in - read)
+    fresh = tokens_in - read - written
+    prompt = (fresh + read * info.cache_read_ratio + written * info.cache_write_ratio)
     tokens_out = usage.get("output_tokens", 0)
-    return (tokens_in * info.input_price_per_mtok + tokens_out * info.output_price_per_mtok) / 1e6
+    return (prompt * info.input_price_per_mtok + tokens_out * info.output_price_per_mtok) / 1e6
 
 
 def format_cost(usd: float) -> str:

@@ -30,13 +30,21 @@ DEFAULT_CONTEXT_WINDOW = 128_000
 
 @dataclass(frozen=True, slots=True)
 class ModelInfo:
-    """A model in the catalog. Prices are US dollars per million tokens (None if unknown)."""
+    """A model in the catalog. Prices are US dollars per million tokens (None if unknown).
+
+    ``cache_read_ratio`` and ``cache_write_ratio`` price prompt tokens served from (or
+    written to) the provider's prompt cache, as a multiple of the input price: OpenAI's
+    GPT-5 family bills cached input at a tenth, Anthropic reads at a tenth and writes at
+    1.25x. 1.0 where the provider gives no discount or it is not known.
+    """
 
     id: str
     display_name: str
     context_window: int
     input_price_per_mtok: float | None = None
     output_price_per_mtok: float | None = None
+    cache_read_ratio: float = 1.0
+    cache_write_ratio: float = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +53,9 @@ class ProviderInfo:
 
     ``fast_model`` and ``default_model`` are model ids on this provider (no prefix).
     ``name_prefix`` routes bare model names (``claude-``); empty means "only explicit".
+    ``caches_prompts``: the provider bills a repeated prompt prefix at a cached rate
+    (automatically, or through the adapter's cache breakpoints), so the memory flush and
+    compaction are sent as a continuation of the conversation (``[context] side_requests``).
     """
 
     id: str
@@ -58,6 +69,7 @@ class ProviderInfo:
     models: tuple[ModelInfo, ...] = ()
     name_prefix: str = ""
     custom: bool = False
+    caches_prompts: bool = False
 
     def find_model(self, model_id: str) -> ModelInfo | None:
         """The catalog entry for ``model_id`` on this provider, if any."""
@@ -82,8 +94,15 @@ class ResolvedModel:
 
 
 def _m(id: str, display: str, window: int, price_in: float | None = None,
-       price_out: float | None = None) -> ModelInfo:
-    return ModelInfo(id, display, window, price_in, price_out)
+       price_out: float | None = None, cached: float = 1.0, written: float = 1.0) -> ModelInfo:
+    return ModelInfo(id, display, window, price_in, price_out, cached, written)
+
+
+# Cache prices as published by each provider, as a multiple of the input price.
+_OPENAI_5 = {"cached": 0.1}       # GPT-5 family: cached input at 10 %
+_OPENAI_41 = {"cached": 0.25}     # GPT-4.1 family, o3, o4-mini: 25 %
+_OPENAI_4O = {"cached": 0.5}      # GPT-4o family, o1, o3-mini: 50 %
+_ANTHROPIC = {"cached": 0.1, "written": 1.25}  # reads at 10 %, 5-minute writes at 125 %
 
 
 PROVIDERS: tuple[ProviderInfo, ...] = (
@@ -94,32 +113,34 @@ PROVIDERS: tuple[ProviderInfo, ...] = (
             _m("gpt-5.6-sol", "GPT 5.6 Sol", 1_047_576),
             _m("gpt-5.6-terra", "GPT 5.6 Terra", 1_047_576),
             _m("gpt-5.6-luna", "GPT 5.6 Luna", 1_047_576),
-            _m("gpt-5", "GPT-5", 400_000, 1.25, 10.0),
-            _m("gpt-5-mini", "GPT-5 mini", 400_000, 0.25, 2.0),
-            _m("gpt-5-nano", "GPT-5 nano", 400_000, 0.05, 0.40),
-            _m("gpt-4.1", "GPT-4.1", 1_047_576, 2.0, 8.0),
-            _m("gpt-4.1-mini", "GPT-4.1 mini", 1_047_576, 0.40, 1.60),
-            _m("gpt-4.1-nano", "GPT-4.1 nano", 1_047_576, 0.10, 0.40),
-            _m("gpt-4o", "GPT-4o", 128_000, 2.50, 10.0),
-            _m("gpt-4o-mini", "GPT-4o mini", 128_000, 0.15, 0.60),
-            _m("o3", "o3", 200_000, 2.0, 8.0),
-            _m("o3-mini", "o3-mini", 200_000, 1.10, 4.40),
-            _m("o4-mini", "o4-mini", 200_000, 1.10, 4.40),
-            _m("o1", "o1", 200_000, 15.0, 60.0),
+            _m("gpt-5", "GPT-5", 400_000, 1.25, 10.0, **_OPENAI_5),
+            _m("gpt-5-mini", "GPT-5 mini", 400_000, 0.25, 2.0, **_OPENAI_5),
+            _m("gpt-5-nano", "GPT-5 nano", 400_000, 0.05, 0.40, **_OPENAI_5),
+            _m("gpt-4.1", "GPT-4.1", 1_047_576, 2.0, 8.0, **_OPENAI_41),
+            _m("gpt-4.1-mini", "GPT-4.1 mini", 1_047_576, 0.40, 1.60, **_OPENAI_41),
+            _m("gpt-4.1-nano", "GPT-4.1 nano", 1_047_576, 0.10, 0.40, **_OPENAI_41),
+            _m("gpt-4o", "GPT-4o", 128_000, 2.50, 10.0, **_OPENAI_4O),
+            _m("gpt-4o-mini", "GPT-4o mini", 128_000, 0.15, 0.60, **_OPENAI_4O),
+            _m("o3", "o3", 200_000, 2.0, 8.0, **_OPENAI_41),
+            _m("o3-mini", "o3-mini", 200_000, 1.10, 4.40, **_OPENAI_4O),
+            _m("o4-mini", "o4-mini", 200_000, 1.10, 4.40, **_OPENAI_41),
+            _m("o1", "o1", 200_000, 15.0, 60.0, **_OPENAI_4O),
         ),
+        caches_prompts=True,
     ),
     ProviderInfo(
         "anthropic", "Anthropic", "anthropic", "ANTHROPIC_API_KEY", "https://api.anthropic.com",
         "ANTHROPIC_BASE_URL", "claude-haiku-4-5", "claude-sonnet-4-6",
         (
-            _m("claude-sonnet-4-6", "Sonnet 4.6", 200_000, 3.0, 15.0),
-            _m("claude-opus-4-8", "Opus 4.8", 200_000, 5.0, 25.0),
+            _m("claude-sonnet-4-6", "Sonnet 4.6", 200_000, 3.0, 15.0, **_ANTHROPIC),
+            _m("claude-opus-4-8", "Opus 4.8", 200_000, 5.0, 25.0, **_ANTHROPIC),
             _m("claude-fable-5", "Fable 5", 200_000),
-            _m("claude-haiku-4-5", "Haiku 4.5", 200_000, 1.0, 5.0),
-            _m("claude-sonnet-4-5", "Sonnet 4.5", 200_000, 3.0, 15.0),
-            _m("claude-opus-4-1", "Opus 4.1", 200_000, 15.0, 75.0),
+            _m("claude-haiku-4-5", "Haiku 4.5", 200_000, 1.0, 5.0, **_ANTHROPIC),
+            _m("claude-sonnet-4-5", "Sonnet 4.5", 200_000, 3.0, 15.0, **_ANTHROPIC),
+            _m("claude-opus-4-1", "Opus 4.1", 200_000, 15.0, 75.0, **_ANTHROPIC),
         ),
         name_prefix="claude-",
+        caches_prompts=True,
     ),
     ProviderInfo(
         "google", "Google", "openai", "GOOGLE_API_KEY",
@@ -132,6 +153,7 @@ PROVIDERS: tuple[ProviderInfo, ...] = (
             _m("gemini-2.5-flash", "Gemini 2.5 Flash", 1_048_576, 0.30, 2.50),
         ),
         name_prefix="gemini-",
+        caches_prompts=True,
     ),
     ProviderInfo(
         "xai", "xAI", "openai", "XAI_API_KEY", "https://api.x.ai/v1", "XAI_BASE_URL",
@@ -141,6 +163,7 @@ PROVIDERS: tuple[ProviderInfo, ...] = (
             _m("grok-4-1-fast-reasoning", "Grok 4.1 Fast", 2_000_000, 0.20, 0.50),
         ),
         name_prefix="grok-",
+        caches_prompts=True,
     ),
     ProviderInfo(
         "deepseek", "DeepSeek", "openai", "DEEPSEEK_API_KEY", "https://api.deepseek.com",
@@ -148,16 +171,18 @@ PROVIDERS: tuple[ProviderInfo, ...] = (
         (
             _m("deepseek-v4-pro", "DeepSeek V4 Pro", 1_000_000),
             _m("deepseek-v4-flash", "DeepSeek V4 Flash", 1_000_000),
-            _m("deepseek-chat", "DeepSeek Chat", 128_000, 0.28, 0.42),
-            _m("deepseek-reasoner", "DeepSeek Reasoner", 128_000, 0.28, 0.42),
+            _m("deepseek-chat", "DeepSeek Chat", 128_000, 0.28, 0.42, cached=0.1),
+            _m("deepseek-reasoner", "DeepSeek Reasoner", 128_000, 0.28, 0.42, cached=0.1),
         ),
         name_prefix="deepseek-",
+        caches_prompts=True,
     ),
     ProviderInfo(
         "moonshot", "Moonshot", "openai", "MOONSHOT_API_KEY", "https://api.moonshot.cn/v1",
         "MOONSHOT_BASE_URL", "kimi-k2-5", "kimi-k2-5",
         (_m("kimi-k2-5", "Kimi K2.5", 262_144, 0.60, 3.0),),
         name_prefix="kimi-",
+        caches_prompts=True,
     ),
     ProviderInfo(
         "openrouter", "OpenRouter", "openai", "OPENROUTER_API_KEY", "https://openrouter.ai/api/v1",
@@ -359,7 +384,9 @@ def missing_key_message(resolved: ResolvedModel) -> str:
     return (
         f"No API key for {provider.display_name} (model {resolved.name}). Set {var} in a .env "
         f"file in this directory or export it in your shell (export {var}=...), then run "
-        "again. Or pick another model with --model."
+        "again. Or pick another model with --model. Without any key, 'dexter data' reads "
+        "the data itself: statements, segments, filings, insider trades, 13F holdings "
+        "(try: dexter data statements AAPL)."
     )
 
 

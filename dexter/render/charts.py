@@ -1,21 +1,25 @@
 """Compact charts of a run's time series for the terminal (pure: Series in, rich out).
 
-``dexter ask --charts`` prints :func:`chart_view` per chart (a sparkline row per series,
-with its first and last values and the change); ``/chart NAME`` in the REPL prints
-:func:`bars_view` (a labelled horizontal bar per period). Values read the way the reports
-show them: ratios as percentages, money and share counts shortened (``$119.6B``).
+``dexter ask --charts`` prints :func:`chart_view` per chart (the report's curated charts:
+a sparkline row per series, with its first and last values and the change: year on year
+for fiscal periods, against the same quarter a year earlier for quarters, so a holiday
+quarter is never compared with a spring one); ``/chart NAME`` in the REPL prints
+:func:`bars_view` (a labelled horizontal bar per period). Labels are the reader's
+(``Net income``, ``Q1 FY2025``); values read the way the reports show them: ratios as
+percentages, money and share counts shortened (``$119.6B``), negatives in parentheses.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from dexter.reports.series import Chart, Series, display_value, unit_label
+from dexter.reports.series import Chart, Series, display_value
 
 SPARKS = "▁▂▃▄▅▆▇█"
 """Sparkline levels, lowest first."""
@@ -59,42 +63,76 @@ def short_value(value: float | None, unit: str) -> str:
     scaled = next((f"{size / scale:.1f}{letter}" for scale, letter in SCALES if size >= scale),
                   None)
     number = scaled or (f"{int(size)}" if size.is_integer() else f"{size:.2f}")
-    return f"{'-' if value < 0 else ''}{'$' if unit.startswith('USD') else ''}{number}"
+    shown = f"{'$' if unit.startswith('USD') else ''}{number}"
+    return f"({shown})" if value < 0 else shown
 
 
 def change_text(first: float, last: float, unit: str) -> str:
-    """How a series moved from its first to its last value: percentage points for a ratio,
-    else the relative change (the difference when it started at zero)."""
+    """How a series moved from ``first`` to ``last``: percentage points for a ratio, else
+    the relative change (the difference when it started at zero). Two negative values (an
+    outflow such as capital expenditure, stored as a negative number) change by their
+    size: spending 12.7 after 9.4 is +34.6%."""
     if unit == "ratio":
         points = (last - first) * 100
         return f"{points:+.1f} pp"
     if first == 0:
         return f"{'+' if last >= 0 else '-'}{short_value(abs(last), unit)}"
+    if first < 0 and last < 0:
+        return f"{(abs(last) - abs(first)) / abs(first) * 100:+.1f}%"
     return f"{(last - first) / abs(first) * 100:+.1f}%"
 
 
+def year_earlier(labels: Sequence[str], n: int) -> int | None:
+    """The index of the same period one fiscal year before ``labels[n]`` (``Q1 FY2025`` for
+    ``Q1 FY2026``, ``FY2024`` for ``FY2025``), when the series has it."""
+    match = re.match(r"^(Q[1-4] )?FY(\d{4})$", labels[n])
+    if not match:
+        return None
+    wanted = f"{match.group(1) or ''}FY{int(match.group(2)) - 1}"
+    return next((i for i, label in enumerate(labels) if label == wanted), None)
+
+
+def change_of(series: Series) -> tuple[str, str]:
+    """(the change, what it compares): the latest value year on year when the periods are
+    fiscal ones and the year-earlier value is there (``+15.7%``, ``YoY vs Q1 FY2025``),
+    else from the first value to the last (``since FY2021``)."""
+    present = [i for i, v in enumerate(series.values) if v is not None]
+    last = present[-1]
+    latest = series.values[last]
+    assert latest is not None
+    before = year_earlier(series.labels, last)
+    if before is not None and series.values[before] is not None:
+        earlier = series.values[before]
+        assert earlier is not None
+        return change_text(earlier, latest, series.unit), f"YoY vs {series.labels[before]}"
+    first = series.values[present[0]]
+    assert first is not None
+    return change_text(first, latest, series.unit), f"since {series.labels[present[0]]}"
+
+
 def series_label(series: Series) -> str:
-    """``revenue (USD)``, ``net_margin (%)``."""
-    unit = unit_label(series.unit)
-    return f"{series.name} ({unit})" if unit else series.name
+    """The series as a reader names it: ``Revenue``, ``Net margin``."""
+    return series.shown_name
 
 
 def chart_view(chart: Chart) -> RenderableType:
-    """A chart's series as sparkline rows: name, sparkline, first and last value (with their
-    periods), change."""
+    """A chart's series as sparkline rows: label, sparkline, first and last value (with
+    their periods), the change (year on year where the periods allow) and what it
+    compares."""
     table = Table(show_header=False, box=None, pad_edge=False, padding=(0, 1))
-    for column in ("name", "spark", "first", "arrow", "last", "change"):
+    for column in ("name", "spark", "first", "arrow", "last", "change", "basis"):
         table.add_column(column, no_wrap=True,
                          justify="right" if column in ("first", "last", "change") else "left")
     for series in chart.series:
         present = [(label, v) for label, v in zip(series.labels, series.values, strict=True)
                    if v is not None]
         (first_label, first), (last_label, last) = present[0], present[-1]
-        change = change_text(first, last, series.unit)
+        change, basis = change_of(series)
         table.add_row(Text(series_label(series)), Text(sparkline(series.values), style=POSITIVE),
                       Text(f"{short_value(first, series.unit)} {first_label}"), Text("→"),
                       Text(f"{short_value(last, series.unit)} {last_label}"),
-                      Text(change, style=NEGATIVE if change.startswith("-") else ""))
+                      Text(change, style=NEGATIVE if change.startswith("-") else ""),
+                      Text(basis, style=MUTED))
     return Group(Text(chart.title, style="bold"), table)
 
 
@@ -137,6 +175,9 @@ def bars_view(series: Series, width: int = DEFAULT_BAR_WIDTH, bars: bool = True)
     title = Text(series_label(series), style="bold")
     title.append(f"  {series.table}" + (f" [{series.source_id}]" if series.source_id else ""),
                  style=MUTED)
+    if series.points >= 2:
+        change, basis = change_of(series)
+        title.append(f"  {change} {basis}", style=MUTED)
     return Group(title, table)
 
 

@@ -22,6 +22,7 @@ from dexter.events import (
     ProviderRetry,
     QueueDrain,
     RunStart,
+    SandboxAlert,
     ScratchpadError,
     StreamProgress,
     Thinking,
@@ -75,6 +76,9 @@ def sample_events() -> list[Event]:
                 "income_statements[AMD, annual] · SEC EDGAR"),
         ToolEnd("get_financials", NVDA, '{"data": [1, 2, 3, 4]}', 1_240, "c1", (), "S1",
                 "income_statements[NVDA, annual] · SEC EDGAR"),
+        SandboxAlert("bash", ("the command created .git (a repository's .git, whose config "
+                              "and hooks git would run later); dexter moved it to "
+                              ".dexter/quarantine/20250102-101502/.git",), "c9"),
         ToolStart("calculator", CALC, "c3"),
         ToolEnd("calculator", CALC, '{"data": {"expression": "60922 / 26974 - 1", '
                 '"result": 1.258545}}', 4, "c3", (), "S3", "calculator: 60922 / 26974 - 1"),

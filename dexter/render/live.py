@@ -37,6 +37,7 @@ from dexter.events import (
     MemoryFlush,
     ProviderRetry,
     RunStart,
+    SandboxAlert,
     StreamProgress,
     Thinking,
     ToolApproval,
@@ -92,6 +93,8 @@ MUTED = "#a6a6a6"
 _TONES = {"info": PRIMARY, "muted": MUTED, "warning": WARNING, "error": ERROR}
 _DETAIL = "  ⎿  "
 _BLINK_S = 0.6
+COMPACTING = "Compacting context"
+SAVING_MEMORY = "Saving key facts to memory"
 
 # Events that mean the agent is working: outside a run they bring up the working line.
 _WORK_EVENTS = (StreamProgress, AnswerDelta, Thinking, ToolStart, ToolProgress, ProviderRetry)
@@ -438,10 +441,12 @@ class LiveRenderer:
                 case StreamProgress(char_delta=delta, mode=mode):
                     self._streamed_chars += max(0, delta)
                     self._requesting = mode == "requesting"
+                # the flush and compaction may overlap (one side request does both):
+                # an end clears only its own label
                 case Compaction(phase=phase):
-                    self._activity = "Compacting context" if phase == "start" else ""
+                    self._activity = _activity_after(self._activity, COMPACTING, phase)
                 case MemoryFlush(phase=phase):
-                    self._activity = "Saving key facts to memory" if phase == "start" else ""
+                    self._activity = _activity_after(self._activity, SAVING_MEMORY, phase)
 
     def _handle_tool_or_text(self, event: Event) -> None:
         match event:
@@ -480,6 +485,10 @@ class LiveRenderer:
             case ToolLimit(warning=warning):
                 self._print_apart(_hanging(Text("  ! ", style=WARNING),
                                            Text(truncate(one_line(warning), 100), style=WARNING)))
+            case SandboxAlert(findings=findings):
+                self._print_apart(*(_hanging(Text("  ! ", style=ERROR),
+                                             Text("Sandbox: " + one_line(f), style=ERROR))
+                                    for f in findings))
             case ToolApproval():
                 self._approval(event)
             case ToolDenied():
@@ -564,6 +573,13 @@ class LiveRenderer:
             self._stop_live()
             if partial:
                 self._print(Text(), answer_markdown(partial))
+
+
+def _activity_after(current: str, label: str, phase: str) -> str:
+    """The working line's activity after a context step's ``phase`` event."""
+    if phase == "start":
+        return label
+    return "" if current == label else current
 
 
 def _partial_answer(done: Done) -> bool:

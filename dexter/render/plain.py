@@ -16,6 +16,7 @@ from dexter.events import (
     Done,
     Event,
     RunStart,
+    SandboxAlert,
     Thinking,
     ToolApproval,
     ToolDenied,
@@ -91,6 +92,9 @@ class PlainRenderer:
                 self._line(f"  ✗ {error_summary(error)}{took}")
             case ToolLimit(warning=warning):
                 self._line(f"  ! {truncate(one_line(warning), 160)}")
+            case SandboxAlert(findings=findings):
+                for finding in findings:
+                    self._line(f"  ! Sandbox: {one_line(finding)}")
             case ToolApproval(tool=tool, args=args, decision=decision, tool_call_id=call_id):
                 if decision == "deny":
                     self._denied_ids.add(call_id)

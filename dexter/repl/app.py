@@ -49,6 +49,7 @@ from dexter.agent.loop import Agent
 from dexter.agent.queue import MessageQueue
 from dexter.agent.sessions import SessionRecord, resume_line
 from dexter.config import Settings
+from dexter.config_trust import ConfigWatch
 from dexter.messages import Message
 from dexter.providers.registry import ModelInfo
 from dexter.render.live import LiveRenderer
@@ -86,6 +87,7 @@ class Repl:
         history_path: Path | None = None,
         clock: Callable[[], float] = time.monotonic,
         resume: SessionRecord | None = None,
+        watch: ConfigWatch | None = None,
     ) -> None:
         self.console = console
         self.fancy = fancy
@@ -105,7 +107,7 @@ class Repl:
             settings, self, new_renderer=self._new_renderer, build=build,
             approver=self.dialogs.approve, interactive=interactive,
             request_user_input=self.dialogs.request_user_input if interactive else None,
-            resume=resume)
+            resume=resume, watch=watch)
 
     # -- the session's state (what the handlers see, see ReplLike) ----------------------------
 

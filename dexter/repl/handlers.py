@@ -499,7 +499,7 @@ async def export_command(repl: ReplLike, arg: str) -> None:
     from pathlib import Path
 
     from dexter.reports import FORMATS
-    from dexter.reports.export import output_problem, save_report
+    from dexter.reports.export import OutputRefused, open_output, save_report
 
     name = arg.strip()
     if len(name) > 1 and name[0] == name[-1] and name[0] in "'\"":
@@ -513,11 +513,15 @@ async def export_command(repl: ReplLike, arg: str) -> None:
         repl.note(NO_ANSWER.format(what=f"/export {name}"))
         return
     path = Path(name).expanduser()
-    problem = output_problem(path, Path.cwd(), repl.settings.home_path, flag="/export")
-    if problem is not None:
-        repl.error(problem)
+    settings = repl.settings
+    try:
+        target = open_output(path, Path.cwd(), settings.home_path, flag="/export",
+                             writable=settings.bash.allow_write)
+    except OutputRefused as exc:
+        repl.error(str(exc))
         return
-    failed = await asyncio.to_thread(save_report, report, path)  # a PDF takes a moment
+    failed = await asyncio.to_thread(save_report, report, target,  # a PDF takes a moment
+                                     home=settings.home_path)
     if failed is not None:
         repl.error(failed)
         return
@@ -553,7 +557,7 @@ async def chart_command(repl: ReplLike, arg: str) -> None:
             return
         chosen = series[int(wanted) - 1]
     else:
-        exact = [s for s in series if s.name.lower() == wanted.lower()]
+        exact = [s for s in series if wanted.lower() in (s.name.lower(), s.shown_name.lower())]
         found = exact or find_series(series, wanted)
         if not found:
             repl.error(f"/chart {wanted}: no series by that name; /chart lists them.")
@@ -622,5 +626,5 @@ def argument_values(repl: ReplLike, command: str) -> list[str]:
     if command == "chart" and repl.last_report is not None:
         from dexter.reports.series import all_series
 
-        return list(dict.fromkeys(s.name for s in all_series(repl.last_report.tables)))
+        return list(dict.fromkeys(s.shown_name for s in all_series(repl.last_report.tables)))
     return []

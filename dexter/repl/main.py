@@ -7,29 +7,44 @@ import os
 import sys
 from pathlib import Path
 
-from dexter.frontend import EXIT_INTERRUPTED, EXIT_USAGE, CliError, print_error, settings_for
+from dexter.config_trust import ConfigWatch
+from dexter.frontend import (
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    CliError,
+    confirm_on_terminal,
+    open_settings,
+    print_error,
+)
 
 DUMB_TERMINALS = frozenset({"dumb", "unknown", "emacs"})
 
 
 def start(*, model: str | None, config: Path | None, no_memory: bool,
-          continue_: bool = False, resume: str | None = None) -> int:
+          continue_: bool = False, resume: str | None = None,
+          trust_workspace: bool = False) -> int:
     """Open the session; returns the exit code.
 
-    On a terminal: the prompt-toolkit REPL (plain lines on a dumb terminal). When stdin or
-    stdout is not a terminal: one question per input line, plain output. ``continue_``
+    On a terminal: the prompt-toolkit REPL (plain lines on a dumb terminal); a workspace
+    file that sets widening options is asked about first. When stdin or stdout is not a
+    terminal: one question per input line, plain output, nobody asked (such a file's
+    widening options are ignored unless trusted or ``trust_workspace``). ``continue_``
     reopens the latest saved session, ``resume`` the one with that id (``""``: pick one).
     """
     from rich.console import Console
 
     from dexter.repl.app import Repl
 
+    interactive = sys.stdin.isatty() and sys.stdout.isatty()
     try:
-        settings = settings_for(config, model=model,
-                                **({"memory.enabled": False} if no_memory else {}))
+        resolved = open_settings(config, {"model": model,
+                                          **({"memory.enabled": False} if no_memory else {})},
+                                 trust_workspace=trust_workspace,
+                                 confirm=confirm_on_terminal if interactive else None)
     except CliError as exc:
         print_error(str(exc))
         return EXIT_USAGE
+    settings, watch = resolved.settings, ConfigWatch(resolved)
     record = None
     if continue_ or resume is not None:
         from dexter.repl.resume import ResumeError, choose_session
@@ -43,11 +58,11 @@ def start(*, model: str | None, config: Path | None, no_memory: bool,
             sys.stderr.write("No session chosen.\n")
             return 0
     try:
-        if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        if not interactive:
             console = Console(force_terminal=False, color_system=None, highlight=False,
                               soft_wrap=True)
             repl = Repl(settings, console=console, fancy=False, color=False, interactive=False,
-                        resume=record)
+                        resume=record, watch=watch)
             return asyncio.run(repl.run_lines(sys.stdin))
         dumb = os.environ.get("TERM", "").lower() in DUMB_TERMINALS
         color = not dumb and not os.environ.get("NO_COLOR")
@@ -55,7 +70,7 @@ def start(*, model: str | None, config: Path | None, no_memory: bool,
         # A dumb terminal has no prompt open while anything prints (see Repl._follow_run),
         # and patch_stdout's delayed writes would land after the next prompt there.
         repl = Repl(settings, console=console, fancy=not dumb, color=color,
-                    use_patch_stdout=not dumb, handle_sigint=True, resume=record)
+                    use_patch_stdout=not dumb, handle_sigint=True, resume=record, watch=watch)
         return asyncio.run(repl.run())
     except KeyboardInterrupt:
         sys.stderr.write("\nInterrupted.\n")

@@ -23,6 +23,7 @@ from dexter.agent.loop import Agent
 from dexter.agent.queue import MessageQueue
 from dexter.agent.sessions import SessionError, SessionRecord, SessionStore
 from dexter.config import ConfigError, Settings
+from dexter.config_trust import ConfigWatch
 from dexter.context.tokens import estimate_message_tokens, estimate_tool_specs_tokens
 from dexter.events import Done, Event, MemoryRecalled, RunStart, ToolEnd, ToolProgress, ToolStart
 from dexter.messages import Message, SystemMessage
@@ -88,8 +89,11 @@ class ReplSession:
         build: SessionBuilder = build_session,
         interactive: bool = True,
         resume: SessionRecord | None = None,
+        watch: ConfigWatch | None = None,
     ) -> None:
         self.settings = settings
+        self.watch = watch
+        """The workspace config files read at start: a run that changed one is told."""
         self.out = out
         self.queue = MessageQueue()
         self.sessions = SessionStore(settings.home_path)
@@ -277,6 +281,8 @@ class ReplSession:
             return "error"
         finally:
             self.renderer = None
+            for warning in self.watch.newly_changed() if self.watch is not None else ():
+                self.out.warn(warning)
         if done is None:
             self.out.error("The run ended without an answer.")
             self.save_session()

@@ -95,7 +95,9 @@ def key_problem(message: str, env_var: str | None) -> str:
         f"No API key: {env_var} is not set.\n"
         f"Add this line to a .env file in this folder (or export it in your shell):\n"
         f"  {env_var}=your-key-here\n"
-        "then restart dexter, or pick a provider whose key is set with /model."
+        "then restart dexter, or pick a provider whose key is set with /model.\n"
+        "No key at all? 'dexter data' needs none: statements, segments, filings, insider "
+        "trades, 13F holdings (e.g. dexter data statements AAPL)."
     )
 
 

@@ -8,11 +8,12 @@ not pay. See docs/reports.md.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 from pathlib import Path
 
 from dexter.filelock import write_atomic
-from dexter.reports.model import Report, ReportSource, build_report
+from dexter.reports.model import Flag, Reference, Report, ReportSource, build_report
 from dexter.secrets import scrub, secret_values
 
 FORMATS: dict[str, str] = {
@@ -38,6 +39,7 @@ __all__ = [
     "ReportError",
     "ReportSource",
     "build_report",
+    "encode_report",
     "format_problem",
     "render_bytes",
     "write_report",
@@ -68,19 +70,25 @@ def render_bytes(report: Report, fmt: str) -> bytes:
     return data
 
 
-def write_report(report: Report, path: Path) -> None:
-    """Write ``report`` to ``path`` in the format its extension names, whole or not at all
-    (a temporary file renamed into place). ``ReportError`` says what went wrong."""
+def encode_report(report: Report, path: Path) -> bytes:
+    """``report`` as the bytes of the format ``path``'s extension names. ``ReportError``
+    for an unknown extension or a missing writer package."""
     problem = format_problem(path)
     if problem is not None:
         raise ReportError(problem)
     try:
-        data = render_bytes(report, FORMATS[path.suffix.lower()])
+        return render_bytes(report, FORMATS[path.suffix.lower()])
     except ImportError as exc:
         package = PACKAGES.get(str(exc.name).split(".")[0], exc.name)
         raise ReportError(f"Writing {path.suffix} needs the Python package {package!r}, "
                           f"which is not installed: reinstall dexter (make run) or "
                           f"pip install {package}.") from None
+
+
+def write_report(report: Report, path: Path) -> None:
+    """Write ``report`` to ``path`` in the format its extension names, whole or not at all
+    (a temporary file renamed into place). ``ReportError`` says what went wrong."""
+    data = encode_report(report, path)
     try:
         write_atomic(path, data)
         path.chmod(0o644)  # a document to share, not the temporary file's private 0600
@@ -95,9 +103,14 @@ def scrubbed(report: Report) -> Report:
     def clean(text: str) -> str:
         return scrub(text, found)
 
-    sources = tuple(ReportSource(s.id, clean(s.title), clean(s.url), s.tool, s.cited)
-                    for s in report.sources)
-    return Report(question=clean(report.question), when=report.when, model=report.model,
-                  answer=clean(report.answer), sources=sources,
-                  verification=report.verification, notes=report.notes,
-                  tables=tuple(t.map_text(clean) for t in report.tables))
+    sources = tuple(dataclasses.replace(
+        s, title=clean(s.title), url=clean(s.url), provider=clean(s.provider),
+        detail=clean(s.detail), inputs=tuple(clean(i) for i in s.inputs),
+        references=tuple(Reference(clean(r.text), clean(r.url), clean(r.name), clean(r.covers))
+                         for r in s.references))
+        for s in report.sources)
+    return dataclasses.replace(
+        report, question=clean(report.question), answer=clean(report.answer), sources=sources,
+        verification=clean(report.verification), notes=tuple(clean(n) for n in report.notes),
+        tables=tuple(t.map_text(clean) for t in report.tables),
+        flags=tuple(Flag(clean(f.text), f.status, clean(f.reason)) for f in report.flags))

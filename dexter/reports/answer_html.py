@@ -12,8 +12,12 @@ import re
 from collections.abc import Collection, Sequence
 from typing import Any
 
+from dexter.evidence.report import MARK
+
 SAFE_SCHEMES = ("http://", "https://")
 CITATION = re.compile(r"\[(S\d+)\]")
+_TAG = re.compile(r"(<[^>]*>)")
+
 
 
 def safe_link(url: str) -> bool:
@@ -80,3 +84,11 @@ def _image_as_link(self: Any, tokens: Sequence[Any], idx: int, options: Any,
     if not safe_link(src):
         return html.escape(alt)
     return f'<a href="{html.escape(src, quote=True)}">{html.escape(alt)}</a>'
+
+
+def marks(page: str, replacement: str) -> str:
+    """The ⚠ after each unsupported figure in rendered HTML, replaced by ``replacement``
+    (a highlighted one), in text only, never inside a tag."""
+    parts = _TAG.split(page)
+    return "".join(part if part.startswith("<") else part.replace(MARK.strip(), replacement)
+                   for part in parts)

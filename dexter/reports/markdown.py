@@ -1,13 +1,16 @@
-"""The report as one markdown file: question, date and model, the answer, its sources with
-links, the verification line, then every data table the run pulled."""
+"""The report as one markdown file: the question, date and model, the verification banner,
+the answer, then every data table the run pulled (as a filing prints it) and the sources,
+each naming the documents its figures came from."""
 
 from __future__ import annotations
 
-from dexter.reports.layout import Grid, grid, table_caption
-from dexter.reports.model import Report
+from dexter.reports.model import Report, ReportSource
+from dexter.reports.presentation import TableView, fit_periods, view
 
 MAX_ROWS = 60
 """Rows shown per record table (first and last halves); the spreadsheet has them all."""
+MAX_PERIODS = 12
+"""Period columns shown per statement (the newest); the spreadsheet has them all."""
 
 
 def render(report: Report) -> bytes:
@@ -18,43 +21,76 @@ def render(report: Report) -> bytes:
 def document(report: Report) -> str:
     """The whole document as text."""
     parts = [f"# {_one_line(report.question)}",
-             f"*{report.when} · {report.model}*" if report.model else f"*{report.when}*",
-             report.answer]
+             f"*{report.when} · {report.model}*" if report.model else f"*{report.when}*"]
+    if report.checked:
+        parts.append(banner(report))
+    parts.append(report.answer)
     parts.extend(f"*{note}*" for note in report.notes)
-    if report.cited:
-        parts.append("## Sources\n\n" + "\n".join(_source_line(s.id, s.title, s.url)
-                                                   for s in report.cited))
-    if report.verification:
-        parts.append(f"*{report.verification}*")
     if report.tables:
         parts.append("## Data")
         for table in report.tables:
-            parts.append(f"### {_escape(table_caption(table))}\n\n"
-                         f"{grid_markdown(grid(table, MAX_ROWS))}")
-        others = [s for s in report.sources if not s.cited]
-        if others:
-            parts.append("Also fetched (not cited):\n\n" + "\n".join(
-                _source_line(s.id, s.title, s.url) for s in others))
+            shown = fit_periods(view(table, MAX_ROWS), MAX_PERIODS)
+            parts.append(table_markdown(shown))
+    if report.sources:
+        parts.append("## Sources\n\n" + "\n".join(source_lines(s) for s in report.sources))
     return "\n\n".join(parts) + "\n"
 
 
-def grid_markdown(table: Grid) -> str:
-    """A pipe table; a row says how many rows were left out."""
-    lines = ["| " + " | ".join(_escape(h) for h in table.header) + " |",
-             "|" + "|".join("---:" if num else "---" for num in
-                            (table.numeric or (False,) * len(table.header))) + "|"]
-    for n, row in enumerate(table.rows):
-        if table.skipped and n == table.skip_at:
-            lines.append(f"| … {table.skipped:,} rows left out … |"
-                         + " |" * (len(table.header) - 1))
-        lines.append("| " + " | ".join(_escape(c) for c in row) + " |")
+def banner(report: Report) -> str:
+    """The verification banner as a quote block: the headline, then each flagged figure."""
+    lines = [f"> **{_escape(report.verification)}**"]
+    for flag in report.flags:
+        lines.append(f"> - ⚠ “{_escape(flag.text)}”: {_escape(flag.reason)}")
     return "\n".join(lines)
 
 
-def _source_line(source_id: str, title: str, url: str) -> str:
-    text = f"- [{source_id}] {_escape(title)}"
-    return f"{text} · <{url}>" if url.startswith(("http://", "https://")) else \
-        f"{text} · {url}" if url else text
+def table_markdown(table: TableView) -> str:
+    """A caption, the unit, a pipe table (totals in bold) and its notes."""
+    sid = f" [{table.source_id}]" if table.source_id else ""
+    lines = [f"### {_escape(table.title)}{sid}"]
+    if table.unit:
+        lines += ["", f"*{_escape(table.unit)}*"]
+    lines += ["", "| " + " | ".join(_escape(h) for h in (table.corner, *table.header)) + " |",
+              "|---|" + "|".join("---:" if num else "---" for num in table.numeric) + "|"]
+    if table.subheader and any(table.subheader):
+        lines.append("| *Period end* | " + " | ".join(f"*{d}*" if d else ""
+                                                      for d in table.subheader) + " |")
+    for n, row in enumerate(table.rows):
+        if table.skipped and n == table.skip_at:
+            lines.append(f"| … {table.skipped:,} rows left out … |"
+                         + " |" * len(table.header))
+        cells = [_escape(row.label), *(_escape(c) for c in row.cells)]
+        if row.total:
+            cells = [f"**{c}**" for c in cells]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines.extend(["", *(f"*{_escape(note)}*" for note in table.notes)] if table.notes else [])
+    return "\n".join(lines)
+
+
+def source_lines(source: ReportSource) -> str:
+    """One source: its id and what it is, then the documents behind it."""
+    head = f"- **[{source.id}]** {_escape(source.title)}"
+    if source.provider and source.provider != "calculator":
+        head += f" · {_escape(source.provider)}"
+    if source.shown_url:
+        head += f" · {_link(source.url, source.url)}"
+    lines = [head]
+    if source.detail:
+        lines.append(f"  - {_escape(source.detail)}")
+    lines.extend(f"  - {_escape(i)}" for i in source.inputs)
+    for reference in source.references:
+        text = f"{_escape(reference.covers)}: " if reference.covers else ""
+        text += _escape(reference.text)
+        if reference.url:
+            text += f" · {_link(reference.name or reference.url, reference.url)}"
+        lines.append(f"  - {text}")
+    return "\n".join(lines)
+
+
+def _link(text: str, url: str) -> str:
+    if url.startswith(("http://", "https://")):
+        return f"[{_escape(text)}](<{url}>)"
+    return _escape(url)
 
 
 def _one_line(text: str) -> str:

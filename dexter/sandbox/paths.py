@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 import stat
 import unicodedata
 from dataclasses import dataclass
@@ -49,6 +50,20 @@ SECRET_PATTERNS = (
 
 class SandboxError(ToolFailure):
     """A path the file tools refuse; the message says why and what to do instead."""
+
+
+_SECRET_NAME = re.compile("|".join(
+    [*(re.escape(n) + r"\Z" for n in (*SECRET_DIRS, *SECRET_NAMES)),
+     *(fnmatch.translate(p) for p in SECRET_PATTERNS)]))
+
+
+def is_secret_name(component: str) -> bool:
+    """True when one path component names a secret (what :func:`secret_component_reason`
+    gives a reason for), in one regular-expression match: the workspace scan asks it of
+    every name in the tree."""
+    name = component if component.isascii() else unicodedata.normalize("NFKC", component)
+    name = name.casefold().rstrip(" .") or component
+    return _SECRET_NAME.match(name) is not None
 
 
 def secret_component_reason(component: str) -> str | None:

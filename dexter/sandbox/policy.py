@@ -1,11 +1,15 @@
 """What one sandboxed shell command may see and do.
 
-A :class:`SandboxPolicy` is plain data: the workspace (read-write), the folders inside it
-that stay read-only (``.git/config``, ``.git/hooks``, dexter's settings and records), what
-is hidden (``DEXTER_HOME``, secret files), extra read or write paths, whether the network is
-on, the child's environment and its resource limits. :func:`build_policy` derives it from
-the settings, the working directory and the :class:`Grants` of the command's approval.
-Runners (:mod:`dexter.sandbox.runner`) turn a policy into an ``argv``.
+A :class:`SandboxPolicy` is plain data: the workspace (read-write), what in the folders a
+command may write stays out of its reach (:class:`Protected`: every repository's ``.git``,
+``DEXTER_HOME``, the scratchpads, the files dexter reads its configuration from, and the
+places where such a thing does not exist yet and must not be created), what is masked
+(secret-named files and folders at any depth), extra read or write paths, whether the
+network is on, the child's environment and its resource limits. :func:`build_policy`
+derives it from the settings, the working directory and the :class:`Grants` of the
+command's approval. :mod:`dexter.sandbox.guard` opens what it names without following
+links and checks after the command that nothing protected changed; runners
+(:mod:`dexter.sandbox.runner`) turn it into an ``argv``.
 """
 
 from __future__ import annotations
@@ -16,9 +20,10 @@ import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
-from dexter.sandbox.paths import SECRET_DIR_PATHS, secret_component_reason
+from dexter.sandbox.paths import secret_component_reason
+from dexter.sandbox.scan import ScanResult, only_certificates, scanner
 
 if TYPE_CHECKING:
     from dexter.config import Settings
@@ -35,11 +40,7 @@ ETC_SECRETS = ("/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-",
 # The environment a command gets: these names (and LC_*), never dexter's whole environment.
 ENV_ALLOWLIST = ("PATH", "LANG", "LANGUAGE", "TERM", "TZ", "USER", "LOGNAME", "COLUMNS",
                  "LINES", "NO_COLOR", "PYTHONIOENCODING")
-# Folders not worth scanning for secret files (large, and never holding the user's keys).
-_SCAN_SKIP = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__", ".mypy_cache",
-                        ".ruff_cache", ".pytest_cache", ".tox", "site-packages", "dist", "build"})
-SCAN_DEPTH = 3
-SCAN_MAX_ENTRIES = 5_000
+TOOL_ROOT_DEPTH = 3
 # Folders of DEXTER_HOME a command may read: the spilled tool results it is pointed to.
 HOME_READABLE = ("tool-results",)
 
@@ -82,6 +83,27 @@ class Limits:
     memory_bytes: int = 4096 * 1024 * 1024
     max_processes: int = 512
     max_file_bytes: int = 2048 * 1024 * 1024
+    tmp_bytes: int = 1024 * 1024 * 1024
+
+
+ProtectMode = Literal["read-only", "hidden", "absent"]
+
+
+@dataclass(frozen=True, slots=True)
+class Protected:
+    """A path in a folder the command may write that the command must not change.
+
+    ``read-only``: bound read-only over itself (it cannot be written, renamed, removed or
+    replaced, and the folders above it up to ``root`` cannot be renamed either);
+    ``hidden``: an empty read-only folder over it (``DEXTER_HOME``, made first when missing);
+    ``absent``: it does not exist and the command must not create it (checked after the
+    command and rolled back). ``what`` names it for messages.
+    """
+
+    path: Path
+    what: str
+    mode: ProtectMode
+    root: Path
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,8 +112,9 @@ class SandboxPolicy:
 
     workspace: Path
     home: Path
-    read_only_inside: tuple[Path, ...] = ()
-    hidden: tuple[Path, ...] = ()
+    dexter_home: Path | None = None
+    """``DEXTER_HOME`` when a command could reach it (it is then hidden); None otherwise."""
+    protected: tuple[Protected, ...] = ()
     reveal: tuple[Path, ...] = ()
     extra_read: tuple[Path, ...] = ()
     extra_write: tuple[Path, ...] = ()
@@ -100,6 +123,17 @@ class SandboxPolicy:
     network: bool = False
     env: Mapping[str, str] = field(default_factory=dict)
     limits: Limits = field(default_factory=Limits)
+    git_entries: tuple[Path, ...] = ()
+    """Every ``.git`` the scan found in the writable folders (to tell a new one after)."""
+
+    @property
+    def writable_roots(self) -> tuple[Path, ...]:
+        """The folders the command may write: the workspace and the granted ones."""
+        return (self.workspace, *self.extra_write)
+
+    def protected_as(self, *modes: ProtectMode) -> tuple[Path, ...]:
+        """The protected paths of the given modes."""
+        return tuple(p.path for p in self.protected if p.mode in modes)
 
     def summary(self) -> str:
         """One line for results and status output."""
@@ -130,7 +164,9 @@ def build_policy(settings: Settings, cwd: Path, grants: Grants | None = None,
     """The policy for one command run from ``cwd`` with ``grants``.
 
     Raises :class:`SandboxPolicyError` when the workspace is ``/`` (containing it would mean
-    nothing). A home folder inside the workspace is covered by the private one.
+    nothing). A home folder inside the workspace is covered by the private one. The
+    writable folders are scanned whole for secret names and repositories on every call
+    (the scan caches unchanged folders).
     """
     source_env = os.environ if source_env is None else source_env
     grants = grants or Grants()
@@ -140,81 +176,153 @@ def build_policy(settings: Settings, cwd: Path, grants: Grants | None = None,
         raise SandboxPolicyError(
             "the working directory is /, the whole system; start dexter in a project folder "
             "so the sandbox has a workspace to contain")
-    home = settings.home_path
+    home = lexical(settings.home)
     bash = settings.bash
     tool_roots = [*_tool_roots(source_env, user_home), *_python_roots()]
     chosen = [*_paths(bash.allow_read, workspace), *_paths(grants.read, workspace)]
     extra_read = [*tool_roots, *chosen]
-    extra_write = [*_paths(bash.allow_write, workspace), *_paths(grants.write, workspace)]
-    mounted = [workspace, *extra_read, *extra_write]
-    writable = [workspace, *extra_write]
-    inside = [workspace / ".git" / "config", workspace / ".git" / "hooks",
-              home / "settings.json", workspace / ".dexter" / "settings.json",
-              settings.scratchpad_path]
-    hidden = [home] if _under(home, mounted) else []
-    reveal = [home / name for name in HOME_READABLE]
-    files, dirs = secret_entries([workspace, *chosen, *extra_write])
+    extra_write = _unique([*_paths(bash.allow_write, workspace), *_paths(grants.write, workspace)])
+    writable = (workspace, *extra_write)
+    visible_home = _under(home, [workspace, *extra_read, *extra_write])
+    found = scanner().scan([*writable, *chosen], skip=[home] if visible_home else [])
     static_files, static_dirs = _tool_root_secrets(tuple(tool_roots))
-    files, dirs = [*files, *static_files], [*dirs, *static_dirs]
     return SandboxPolicy(
         workspace=workspace, home=user_home,
-        read_only_inside=tuple(p for p in dict.fromkeys(inside)
-                               if _exists(p) and _under(p, writable)),
-        hidden=tuple(hidden), reveal=tuple(p for p in reveal if p.is_dir()),
-        extra_read=_unique(extra_read), extra_write=_unique(extra_write),
-        masked_files=tuple(files), masked_dirs=tuple(dirs),
+        dexter_home=home if visible_home else None,
+        protected=protected_paths(settings, workspace, writable, found),
+        reveal=tuple(home / name for name in HOME_READABLE) if visible_home else (),
+        extra_read=_unique(extra_read), extra_write=extra_write,
+        masked_files=tuple(p for p in dict.fromkeys((*found.secret_files, *static_files))
+                           if not only_certificates(p)),
+        masked_dirs=tuple(dict.fromkeys((*found.secret_dirs, *static_dirs))),
         network=bash.network or grants.network,
         env=child_environment(bash.env, home=str(user_home), source=source_env),
         limits=Limits(memory_bytes=bash.memory_mb * 1024 * 1024,
                       max_processes=bash.max_processes,
-                      max_file_bytes=bash.max_file_mb * 1024 * 1024),
+                      max_file_bytes=bash.max_file_mb * 1024 * 1024,
+                      tmp_bytes=bash.tmp_mb * 1024 * 1024),
+        git_entries=tuple(found.git_entries),
     )
 
 
-def secret_entries(roots: Iterable[Path]) -> tuple[list[Path], list[Path]]:
-    """Secret files and folders found in the top levels of ``roots`` (to be masked).
+def protected_paths(settings: Settings, workspace: Path, writable: tuple[Path, ...],
+                    found: ScanResult) -> tuple[Protected, ...]:
+    """What in the ``writable`` folders a command must not change or create, shallowest
+    first.
 
-    Bounded: :data:`SCAN_DEPTH` levels and :data:`SCAN_MAX_ENTRIES` entries in all; large
-    tool folders are skipped. The scrubber still removes known secret values from output.
+    Every repository's ``.git`` (and, for a ``.git`` file, the folder its ``gitdir:``
+    names; a git folder's ``commondir``; a hooks folder or included config file that the
+    repository's config points to); each writable folder's own ``.git`` where there is
+    none; ``DEXTER_HOME``; the scratchpads; the configuration files dexter reads at start
+    (:func:`dexter.config.files_read_at_start`).
     """
-    files: list[Path] = []
-    dirs: list[Path] = []
-    budget = SCAN_MAX_ENTRIES
-    stack = [(Path(r), 0) for r in roots if Path(r).is_dir()]
-    seen: set[Path] = set()
-    while stack and budget > 0:
-        folder, depth = stack.pop()
-        if folder in seen:
+    from dexter.config import files_read_at_start
+
+    out: dict[Path, Protected] = {}
+
+    def add(path: Path, what: str, mode: ProtectMode | None = None) -> None:
+        path = Path(os.path.abspath(path))
+        root = _root_of(path, writable)
+        if root is None or path == root or path in out:
+            return
+        exists = os.path.lexists(path)
+        out[path] = Protected(path, what, mode or ("read-only" if exists else "absent"), root)
+
+    add(lexical(settings.home), "DEXTER_HOME (dexter's settings, memory and records)", "hidden")
+    add(lexical(settings.scratchpad_dir), "the scratchpads folder (dexter's run records)",
+        "read-only")
+    for root in writable:
+        add(root / ".git", "a repository's .git")
+    for entry in found.git_entries:
+        add(entry, "a repository's .git")
+        for path, what in _git_links(entry):
+            add(path, what)
+    for path in files_read_at_start(settings, workspace):
+        add(path, "dexter's configuration")
+    return tuple(sorted(out.values(), key=lambda p: (len(p.path.parts), str(p.path))))
+
+
+def _git_links(entry: Path) -> list[tuple[Path, str]]:
+    """Paths a repository's ``.git`` leads git to: the ``gitdir:`` of a ``.git`` file, the
+    ``commondir`` of a git folder, and the ``core.hooksPath`` and ``include.path`` values
+    of its config (the hooks git runs and the config it reads)."""
+    out: list[tuple[Path, str]] = []
+    gitdirs = [entry]
+    if os.path.isfile(entry) and not os.path.islink(entry):
+        target = _first_line(entry, "gitdir:")
+        if not target:
+            return out
+        gitdirs = [Path(os.path.normpath(entry.parent / target))]
+        out.append((gitdirs[0], "the git folder a .git file points to"))
+    common = _first_line(gitdirs[0] / "commondir", "")
+    if common:
+        gitdirs.append(Path(os.path.normpath(gitdirs[0] / common)))
+        out.append((gitdirs[1], "a repository's common git folder"))
+    for gitdir in gitdirs:
+        for key, value in _config_paths(gitdir / "config"):
+            path = Path(os.path.expanduser(value))
+            base = entry.parent if key == "hookspath" else gitdir
+            path = Path(os.path.normpath(path if path.is_absolute() else base / path))
+            out.append((path, "a repository's hooks folder" if key == "hookspath"
+                        else "a config file git includes"))
+    return out
+
+
+def _first_line(path: Path, prefix: str) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            line = handle.readline(4096).strip()
+    except OSError:
+        return ""
+    return line[len(prefix):].strip() if line.startswith(prefix) else ""
+
+
+def _config_paths(config: Path) -> list[tuple[str, str]]:
+    """``core.hooksPath`` and every ``path`` of an ``[include]``/``[includeIf]`` section of a
+    git config file (enough of git's format for these keys)."""
+    try:
+        text = config.read_text(encoding="utf-8", errors="replace")[:1_000_000]
+    except OSError:
+        return []
+    section = ""
+    out = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.startswith("[") and "]" in line:
+            section = line[1:line.index("]")].strip().split(" ", 1)[0].split('"')[0].casefold()
+            line = line[line.index("]") + 1:].strip()
+        key, eq, value = line.partition("=")
+        key = key.strip().casefold()
+        value = value.split(" #")[0].split(" ;")[0].strip().strip('"')
+        if not eq or not value:
             continue
-        seen.add(folder)
-        try:
-            entries = list(os.scandir(folder))
-        except OSError:
-            continue
-        for entry in entries:
-            budget -= 1
-            path = Path(entry.path)
-            try:
-                is_dir = entry.is_dir(follow_symlinks=False)
-            except OSError:
-                continue
-            pair = f"{folder.name}/{entry.name}".casefold()
-            if secret_component_reason(entry.name) or pair in SECRET_DIR_PATHS:
-                (dirs if is_dir else files).append(path)
-            elif is_dir and depth + 1 < SCAN_DEPTH and entry.name not in _SCAN_SKIP:
-                stack.append((path, depth + 1))
-    return files, dirs
+        if section == "core" and key == "hookspath":
+            out.append(("hookspath", value))
+        elif section in ("include", "includeif") and key == "path":
+            out.append(("include", value))
+    return out
+
+
+def lexical(value: str | Path) -> Path:
+    """An absolute path for a setting's folder without following links (unlike
+    ``Settings.home_path``): a link in the way must be seen, not resolved away."""
+    return Path(os.path.abspath(os.path.expanduser(value)))
+
+
+def _root_of(path: Path, roots: Iterable[Path]) -> Path | None:
+    for root in roots:
+        if path == root or path.is_relative_to(root):
+            return root
+    return None
 
 
 @functools.lru_cache(maxsize=16)
 def _tool_root_secrets(roots: tuple[Path, ...]) -> tuple[list[Path], list[Path]]:
     """Secret files in the program folders (``~/.cargo/credentials.toml``...), scanned once
-    per process: they are installations, not the user's working files."""
-    return secret_entries(roots)
-
-
-def _exists(path: Path) -> bool:
-    return os.path.lexists(path)
+    per process and :data:`TOOL_ROOT_DEPTH` levels deep: they are installations, read-only
+    inside, so no command can move a secret into them."""
+    found = scanner().scan(roots, max_depth=TOOL_ROOT_DEPTH)
+    return found.secret_files, found.secret_dirs
 
 
 def _unique(paths: Iterable[Path]) -> tuple[Path, ...]:

@@ -9,21 +9,31 @@ whole group gets SIGTERM, then SIGKILL after a short grace; background processes
 command started are stopped when it finishes. On Linux dexter marks itself non-dumpable
 before the first command, so a child running as the same (non-root) user cannot read its
 ``/proc/<pid>/environ`` even without a sandbox.
+
+With a sandbox, a command runs under :func:`dexter.sandbox.guard.workspace_lock`: what it
+may not touch is opened and noted first (:func:`~dexter.sandbox.guard.prepare`; a link in
+the way refuses the command), and checked after it (:func:`~dexter.sandbox.guard.after`):
+what it did to a protected path is rolled back and listed in ``BashRun.findings``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import os
 import signal
 import sys
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from dexter.failures import ToolFailure
+from dexter.sandbox.guard import ProtectionRefused, after, prepare, workspace_lock
 from dexter.sandbox.policy import SandboxPolicy, child_environment
-from dexter.sandbox.runner import NoSandbox, SandboxRunner, limit_setter
+from dexter.sandbox.runner import Launch, NoSandbox, SandboxRunner, limit_setter
+from dexter.sandbox.spawner import SpawnedProcess
 
 MAX_STREAM_BYTES = 256 * 1024
 KILL_GRACE_SECONDS = 2.0
@@ -78,7 +88,7 @@ def _signal_group(pgid: int, sig: int) -> None:
         os.killpg(pgid, sig)
 
 
-async def _stop_group(proc: asyncio.subprocess.Process, grace: float) -> None:
+async def _stop_group(proc: asyncio.subprocess.Process | SpawnedProcess, grace: float) -> None:
     """SIGTERM the group, wait ``grace`` seconds for the shell, then SIGKILL the group."""
     _signal_group(proc.pid, signal.SIGTERM)
     with contextlib.suppress(TimeoutError):
@@ -108,6 +118,10 @@ class BashRun:
     timed_out: bool
     timeout: int
     sandbox_note: str = ""
+    findings: tuple[str, ...] = ()
+    """What the command did to protected paths, and what dexter did about it."""
+    limit_notes: tuple[str, ...] = ()
+    """Limits that stopped something (the memory limit killed a process...)."""
 
     def text(self) -> str:
         """The result the model sees."""
@@ -125,6 +139,13 @@ class BashRun:
             parts.append(_render("stderr", self.stderr))
         if len(parts) == 2:
             parts.append("(no output)")
+        for note in self.limit_notes:
+            parts.append(f"[{note}]")
+        if self.findings:
+            parts.append("[dexter rolled back what this command did to paths it protects: "
+                         + "; ".join(self.findings) + ". Do not try again: commands may not "
+                         "create or change git repositories' .git, dexter's settings, records "
+                         "or configuration, or links to them.]")
         if self.sandbox_note and self.exit_code != 0:
             parts.append(f"[{self.sandbox_note}. A command that needs more must be asked "
                          "for: the user approves network or paths outside the workspace.]")
@@ -134,29 +155,75 @@ class BashRun:
 async def run_command(command: str, cwd: os.PathLike[str] | str, timeout: int, *,
                       runner: SandboxRunner | None = None,
                       policy: SandboxPolicy | None = None,
-                      env: dict[str, str] | None = None) -> BashRun:
+                      env: dict[str, str] | None = None,
+                      quarantine: Path | None = None,
+                      waiting: Callable[[], None] | None = None) -> BashRun:
     """Run ``command`` under ``/bin/sh -c`` with the caps, timeout and group kill.
 
     With a ``runner`` and a ``policy`` the shell runs inside that sandbox with the policy's
-    environment and limits; without, it runs directly with ``env`` (default: the allowlist).
+    environment and limits, under the workspace lock (``waiting`` is called when another
+    dexter holds it), with its protected paths checked before and after (what must not be
+    there is moved into ``quarantine``); a link in the way of one raises ``ToolFailure``.
+    Without, it runs directly with ``env`` (default: the allowlist).
     """
-    started = time.monotonic()
     protect_own_environment()
     runner = runner or NoSandbox("not requested")
     shell = ["/bin/sh", "-c", command]
-    argv = runner.argv(shell, policy) if policy is not None else shell
-    child_env = dict(policy.env) if policy is not None else (env or child_environment())
+    if policy is None:
+        return await _run(command, cwd, timeout, Launch(shell, env or child_environment()),
+                          None, runner)
+    if not runner.status.active:
+        with runner.launch(shell, policy) as launch:
+            return await _run(command, cwd, timeout, launch, policy, runner)
+    async with workspace_lock(policy.workspace, waiting):
+        try:
+            prepared = prepare(policy)
+        except ProtectionRefused as exc:
+            raise ToolFailure(f"Not run: {exc}.") from None
+        try:
+            with runner.launch(shell, policy, prepared) as launch:
+                result = await _run(command, cwd, timeout, launch, policy, runner)
+        finally:
+            prepared.close()
+        box = quarantine or (policy.dexter_home or policy.workspace / ".dexter") / "quarantine"
+        findings = await asyncio.to_thread(after, prepared, policy, box)
+    if findings:
+        result = dataclasses.replace(result, findings=tuple(findings))
+    return result
+
+
+async def _run(command: str, cwd: os.PathLike[str] | str, timeout: int, launch: Launch,
+               policy: SandboxPolicy | None, runner: SandboxRunner) -> BashRun:
+    started = time.monotonic()
     preexec = limit_setter(policy.limits) \
         if policy is not None and not runner.limits_in_argv else None
-    try:
-        proc = await asyncio.create_subprocess_exec(
-            *argv, cwd=cwd, stdin=asyncio.subprocess.DEVNULL,
+    ooms = launch.cgroup.oom_kills() if launch.cgroup is not None else 0
+    starting: Awaitable[asyncio.subprocess.Process | SpawnedProcess]
+    if launch.spawner is not None:
+        starting = launch.spawner.spawn(launch.argv, launch.env, os.fspath(cwd),
+                                        launch.pass_fds)
+    else:
+        starting = asyncio.create_subprocess_exec(
+            *launch.argv, cwd=cwd, stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-            start_new_session=True, env=child_env, preexec_fn=preexec,
+            start_new_session=True, env=launch.env, preexec_fn=preexec,
+            pass_fds=launch.pass_fds,
         )
+    start: asyncio.Future[asyncio.subprocess.Process | SpawnedProcess] = \
+        asyncio.ensure_future(starting)
+    proc: asyncio.subprocess.Process | SpawnedProcess
+    try:
+        proc = await asyncio.shield(start)
     except OSError as exc:
-        runner.cleanup()
-        raise ToolFailure(f"Could not start {argv[0]} in {cwd}: {exc.strerror or exc}.") from None
+        argv0 = launch.argv[0]
+        raise ToolFailure(f"Could not start {argv0} in {cwd}: {exc.strerror or exc}.") from None
+    except asyncio.CancelledError:
+        # Cancelled while the pipes were being connected: the shell already runs (and may
+        # have started children), and asyncio alone would kill only the shell, then wait
+        # for the pipes the children hold. Finish the start, then stop the whole group.
+        with contextlib.suppress(Exception):
+            await asyncio.shield(_stop_group(await start, 0.5))
+        raise
     out, err = _Capture(), _Capture()
     pumps = [asyncio.create_task(_pump(proc.stdout, out)),
              asyncio.create_task(_pump(proc.stderr, err))]
@@ -177,7 +244,13 @@ async def run_command(command: str, cwd: os.PathLike[str] | str, timeout: int, *
     finally:
         for task in pumps:
             task.cancel()
-        runner.cleanup()
+    notes = []
+    if launch.cgroup is not None and policy is not None \
+            and launch.cgroup.oom_kills() > ooms:
+        mib = policy.limits.memory_bytes // (1024 * 1024)
+        notes.append(f"The memory limit ({mib:,} MiB, shared memory and /tmp included) "
+                     "stopped a process of this command; use less memory (stream the data, "
+                     "process it in parts)")
     sandbox_note = policy.summary() if policy is not None and runner.status.active else ""
     return BashRun(command, proc.returncode, out, err, time.monotonic() - started, timed_out,
-                   timeout, sandbox_note)
+                   timeout, sandbox_note, limit_notes=tuple(notes))

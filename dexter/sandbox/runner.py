@@ -3,27 +3,35 @@ per platform.
 
 - :class:`Bubblewrap` (Linux): ``bwrap`` builds a fresh mount tree for each command from the
   :class:`~dexter.sandbox.policy.SandboxPolicy` (system folders read-only, the workspace
-  read-write, an empty private ``HOME`` and ``/tmp``, new PID/IPC/UTS/network namespaces,
-  ``--die-with-parent``).
+  read-write with every protected path bound read-only over itself, secret-named files
+  masked by an empty read-only file, an empty private ``HOME`` and size-limited ``/tmp``,
+  ``/var/tmp`` and ``/dev/shm``, ``/proc`` read-only), in new user, PID, IPC, UTS and
+  network namespaces, as an unprivileged user (``nobody`` when dexter is root), under a
+  seccomp filter (:mod:`dexter.sandbox.seccomp`) and, where dexter may make one, in a
+  cgroup that bounds its processes and memory (:mod:`dexter.sandbox.cgroups`).
 - :class:`Seatbelt` (macOS): a ``sandbox-exec`` profile with the same rules.
 - :class:`NoSandbox`: commands run directly; the permission engine is then stricter
   (``--yes`` approves only what the parser proves read-only).
 
-:func:`detect_runner` picks one for the settings and says why when there is none. Nothing
-here runs at import; the availability probe runs once, on first use.
+:func:`detect_runner` picks one for the settings and says why when there is none, and
+which protections this machine cannot give (``SandboxStatus.weaker``). Nothing here runs
+at import; the availability probe runs once, on first use.
 """
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import functools
 import os
 import resource
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -31,28 +39,59 @@ from dexter.sandbox.policy import ETC_SECRETS, SYSTEM_READ_DIRS, Limits, Sandbox
 
 if TYPE_CHECKING:
     from dexter.config import Settings
+    from dexter.sandbox.cgroups import Cgroup, PoolStatus
+    from dexter.sandbox.guard import Prepared
+    from dexter.sandbox.seccomp import SeccompProgram
+    from dexter.sandbox.spawner import Spawner
 
 INSTALL_HINT = ("install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: "
                 "dnf install bubblewrap; Arch: pacman -S bubblewrap)")
+# The user a command runs as when dexter is root: a user namespace maps it to root outside
+# (so the workspace stays writable), but inside it has no capability and is not uid 0.
+SANDBOX_UID = 65534
+SANDBOX_USER = "nobody"
+HIDDEN_TMPFS_BYTES = 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
 class SandboxStatus:
-    """Whether commands are contained, by what, and if not, why and how to fix it."""
+    """Whether commands are contained, by what, and if not, why and how to fix it.
+
+    ``weaker`` lists the protections this machine cannot give, each with its reason (no
+    seccomp without libseccomp, no process or shared-memory bound without a cgroup...).
+    """
 
     active: bool
     name: str
     reason: str = ""
+    weaker: tuple[str, ...] = ()
 
     def describe(self) -> str:
         """One line for start-up notices and status output."""
         if self.active:
-            return f"Shell sandbox: {self.name} (workspace only, network off unless allowed)."
+            line = f"Shell sandbox: {self.name} (workspace only, network off unless allowed)."
+            if self.weaker:
+                line += " Not enforced here: " + "; ".join(self.weaker) + "."
+            return line
         return f"Shell sandbox: OFF ({self.reason})."
 
 
+@dataclass
+class Launch:
+    """How to start one command: its ``argv``, environment, descriptors to hand over, and
+    the cgroup it runs in (None: none)."""
+
+    argv: list[str]
+    env: dict[str, str]
+    pass_fds: tuple[int, ...] = ()
+    cgroup: Cgroup | None = None
+    spawner: Spawner | None = None
+    """Starts the command inside ``cgroup`` (None: started directly)."""
+    notes: list[str] = field(default_factory=list)
+
+
 class SandboxRunner(Protocol):
-    """Turns a shell command and a policy into the ``argv`` that runs it contained."""
+    """Turns a shell command and a policy into the process that runs it contained."""
 
     @property
     def status(self) -> SandboxStatus:
@@ -60,13 +99,11 @@ class SandboxRunner(Protocol):
 
     @property
     def limits_in_argv(self) -> bool:
-        """True when :meth:`argv` applies the policy's resource limits itself."""
+        """True when the launch applies the policy's resource limits itself."""
 
-    def argv(self, shell_argv: list[str], policy: SandboxPolicy) -> list[str]:
-        """The command line that runs ``shell_argv`` under ``policy``."""
-
-    def cleanup(self) -> None:
-        """Remove what :meth:`argv` left behind for the last command (temporary files)."""
+    def launch(self, shell_argv: list[str], policy: SandboxPolicy,
+               prepared: Prepared | None = None) -> contextlib.AbstractContextManager[Launch]:
+        """The process for ``shell_argv`` under ``policy``, for the time it runs."""
 
 
 class NoSandbox:
@@ -83,11 +120,10 @@ class NoSandbox:
     def limits_in_argv(self) -> bool:
         return False
 
-    def argv(self, shell_argv: list[str], policy: SandboxPolicy) -> list[str]:
-        return list(shell_argv)
-
-    def cleanup(self) -> None:
-        return None
+    @contextlib.contextmanager
+    def launch(self, shell_argv: list[str], policy: SandboxPolicy,
+               prepared: Prepared | None = None) -> Iterator[Launch]:
+        yield Launch(list(shell_argv), dict(policy.env))
 
 
 class Bubblewrap:
@@ -95,87 +131,205 @@ class Bubblewrap:
 
     Limits are applied inside by util-linux's ``prlimit`` when it is installed (an exec
     costs about a millisecond; a ``preexec_fn`` would make Python fork its whole address
-    space for every command instead of using vfork).
+    space for every command instead of using vfork), and by a cgroup where one can be made.
     """
 
-    def __init__(self, binary: str, prlimit: str | None = None) -> None:
+    def __init__(self, binary: str, prlimit: str | None = None, *,
+                 seccomp: SeccompProgram | None = None, cgroups: PoolStatus | None = None,
+                 as_root: bool | None = None) -> None:
         self.binary = binary
         self.prlimit = prlimit
+        self.seccomp = seccomp
+        self.cgroups = cgroups
+        self.as_root = os.geteuid() == 0 if as_root is None else as_root
 
     @property
     def status(self) -> SandboxStatus:
-        return SandboxStatus(True, "bubblewrap")
+        return SandboxStatus(True, "bubblewrap", weaker=self.weaker())
+
+    def weaker(self) -> tuple[str, ...]:
+        """What this machine cannot enforce, with the reason."""
+        out = []
+        if self.seccomp is not None and self.seccomp.problem:
+            out.append(f"the seccomp filter ({self.seccomp.problem})")
+        if self.cgroups is not None and self.cgroups.pool is None:
+            if self.as_root:
+                out.append(f"the process limit, which the kernel does not apply to root "
+                           f"without a cgroup ({self.cgroups.problem})")
+            out.append(f"a memory limit that counts shared memory and tmpfs pages "
+                       f"({self.cgroups.problem})")
+        if self.prlimit is None:
+            out.append("rlimits inside the sandbox (util-linux's prlimit is not installed)")
+        return tuple(out)
 
     @property
     def limits_in_argv(self) -> bool:
         return self.prlimit is not None
 
-    def argv(self, shell_argv: list[str], policy: SandboxPolicy) -> list[str]:
+    def argv(self, shell_argv: list[str], policy: SandboxPolicy,
+             prepared: Prepared | None = None, *, seccomp_fd: int | None = None) -> list[str]:
+        """The ``bwrap`` command line (without the cgroup wrapper)."""
         inner = shell_argv
         if self.prlimit is not None:
             inner = [self.prlimit, *prlimit_options(policy.limits), "--", *shell_argv]
-        return [self.binary, *bwrap_options(policy), "--", *inner]
+        opts = bwrap_options(policy, prepared, is_root=self.as_root, empty=empty_file())
+        if seccomp_fd is not None:
+            opts += ["--seccomp", str(seccomp_fd)]
+        return [self.binary, *opts, "--", *inner]
 
-    def cleanup(self) -> None:
-        return None
+    @contextlib.contextmanager
+    def launch(self, shell_argv: list[str], policy: SandboxPolicy,
+               prepared: Prepared | None = None) -> Iterator[Launch]:
+        env = dict(policy.env)
+        if self.as_root:
+            env.update(USER=SANDBOX_USER, LOGNAME=SANDBOX_USER)
+        fds = [*(prepared.fds() if prepared is not None else ()), empty_file_fd()]
+        seccomp_fd = None
+        if self.seccomp is not None and self.seccomp.bpf:
+            seccomp_fd = _data_fd(self.seccomp.bpf)
+            fds.append(seccomp_fd)
+        try:
+            argv = self.argv(shell_argv, policy, prepared, seccomp_fd=seccomp_fd)
+            pool = self.cgroups.pool if self.cgroups is not None else None
+            if pool is None:
+                yield Launch(argv, env, tuple(fds))
+                return
+            with pool.acquire(policy.limits.max_processes, policy.limits.memory_bytes) as group:
+                if self.limits_in_argv:
+                    yield Launch(argv, env, tuple(fds), group, pool.spawner(group))
+                else:  # the rlimits need a preexec_fn: start it through a joining shell
+                    from dexter.sandbox.cgroups import join_argv
+
+                    yield Launch(join_argv(group, argv), env, tuple(fds), group)
+        finally:
+            if seccomp_fd is not None:
+                os.close(seccomp_fd)
 
 
-def bwrap_options(policy: SandboxPolicy, *, is_root: bool | None = None) -> list[str]:
-    """The ``bwrap`` options for ``policy``, in mount order (later mounts cover earlier)."""
+def _data_fd(data: bytes) -> int:
+    """A pipe's read end holding ``data`` (the write end is closed: the reader sees EOF)."""
+    read, write = os.pipe()
+    try:
+        os.write(write, data)
+    finally:
+        os.close(write)
+    return read
+
+
+_EMPTY: tuple[str, int] | None = None
+
+
+def empty_file() -> str:
+    """The source of every file mask: an empty read-only regular file, so a masked file
+    reads as empty (git and other tools see a file, not a device)."""
+    return f"/proc/self/fd/{empty_file_fd()}"
+
+
+def empty_file_fd() -> int:
+    """The descriptor behind :func:`empty_file` (made once per process in a private folder
+    of the system's temporary directory, checked to be still empty on every use)."""
+    global _EMPTY
+    if _EMPTY is not None:
+        path, fd = _EMPTY
+        try:
+            st, now = os.fstat(fd), os.lstat(path)
+            if stat.S_ISREG(st.st_mode) and st.st_size == 0 and now.st_ino == st.st_ino:
+                return fd
+        except OSError:
+            pass
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    folder = tempfile.mkdtemp(prefix="dexter-sandbox-")
+    path = os.path.join(folder, "empty")
+    fd = os.open(path, os.O_RDONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o444)
+    _EMPTY = (path, fd)
+    atexit.register(shutil.rmtree, folder, True)
+    return fd
+
+
+def bwrap_options(policy: SandboxPolicy, prepared: Prepared | None = None, *,
+                  is_root: bool | None = None, empty: str = "/dev/null") -> list[str]:
+    """The ``bwrap`` options for ``policy``, in mount order (later mounts cover earlier).
+
+    Sources come from ``prepared`` (descriptors opened without following links) when
+    given; ``empty`` is the file every mask binds.
+    """
     is_root = os.geteuid() == 0 if is_root is None else is_root
-    opts = ["--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc",
-            "--unshare-uts", "--unshare-cgroup-try"]
+    src = prepared.source if prepared is not None else str
+    tmp = ["--size", str(policy.limits.tmp_bytes)] if policy.limits.tmp_bytes else []
+    opts = ["--die-with-parent", "--new-session", "--unshare-user"]
+    if is_root:
+        opts += ["--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID)]
+    opts += ["--disable-userns", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+             "--unshare-cgroup-try"]
     if not policy.network:
         opts.append("--unshare-net")
-    if is_root:
-        opts += ["--cap-drop", "ALL"]
+    opts += ["--cap-drop", "ALL"]
     for folder in SYSTEM_READ_DIRS:
         if os.path.islink(folder):
             opts += ["--symlink", os.readlink(folder), folder]
         elif os.path.isdir(folder):
             opts += ["--ro-bind", folder, folder]
     for secret in ETC_SECRETS:
-        opts += _mask(Path(secret))
+        opts += _mask(Path(secret), empty)
     if policy.network:
         resolv = os.path.realpath("/etc/resolv.conf")
         if resolv.startswith("/run/"):
             opts += ["--ro-bind-try", os.path.dirname(resolv), os.path.dirname(resolv)]
-    opts += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp"]
+    opts += ["--proc", "/proc", "--remount-ro", "/proc",
+             "--dev", "/dev", *tmp, "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
+             *tmp, "--tmpfs", "/tmp", *tmp, "--tmpfs", "/var/tmp"]
     home = str(policy.home)
     # A workspace that is the home folder itself keeps it (secret files in it are masked).
     private_home = policy.home not in (Path("/"), policy.workspace) and \
         not any(policy.home.is_relative_to(d) for d in SYSTEM_READ_DIRS)
     home_inside = policy.home.is_relative_to(policy.workspace)
     if private_home and not home_inside:
-        opts += ["--tmpfs", home]
-    opts += ["--bind", str(policy.workspace), str(policy.workspace)]
+        opts += [*tmp, "--tmpfs", home]
+    opts += ["--bind", src(policy.workspace), str(policy.workspace)]
     for path in policy.extra_write:
-        opts += ["--bind", str(path), str(path)]
+        opts += ["--bind", src(path), str(path)]
     if private_home and home_inside:
-        opts += ["--tmpfs", home]
+        opts += [*tmp, "--tmpfs", home]
     for path in policy.extra_read:
         if not path.is_relative_to(policy.workspace) or path.is_relative_to(policy.home):
-            opts += ["--ro-bind", str(path), str(path)]
-    for path in policy.read_only_inside:
-        opts += ["--ro-bind", str(path), str(path)]
-    for path in policy.hidden:
-        opts += ["--tmpfs", str(path)]
-    for path in policy.reveal:
-        opts += ["--ro-bind", str(path), str(path)]
+            opts += ["--ro-bind", src(path), str(path)]
+    if prepared is not None:
+        keep, read_only, hidden = prepared.keep, prepared.read_only, prepared.hidden
+    else:
+        keep = ()
+        read_only = tuple(p for p in policy.protected_as("read-only") if os.path.lexists(p))
+        hidden = tuple(p for p in policy.protected_as("hidden") if os.path.isdir(p))
+    for path in keep:
+        opts += ["--bind", src(path), str(path)]
+    for path in read_only:
+        opts += ["--ro-bind", src(path), str(path)]
+    for path in hidden:
+        opts += ["--size", str(HIDDEN_TMPFS_BYTES), "--tmpfs", str(path)]
+        for shown in policy.reveal:
+            if shown.is_relative_to(path) and (prepared is None or shown in prepared.sources):
+                opts += ["--ro-bind", src(shown), str(shown)]
+        opts += ["--remount-ro", str(path)]
     for path in policy.masked_files:
-        opts += _mask(path)
+        opts += _mask(path, empty)
     for path in policy.masked_dirs:
-        opts += _mask(path)
+        opts += _mask(path, empty)
     opts += ["--chdir", str(policy.workspace)]
     return opts
 
 
-def _mask(path: Path) -> list[str]:
-    """Options that replace ``path`` by an empty file or an empty read-only folder."""
-    if os.path.isdir(path) and not os.path.islink(path):
-        return ["--tmpfs", str(path), "--remount-ro", str(path)]
-    if os.path.lexists(path):
-        return ["--ro-bind", "/dev/null", str(path)]
+def _mask(path: Path, empty: str) -> list[str]:
+    """Options that replace ``path`` by an empty read-only file or folder. A link is never
+    masked (bwrap would follow it): what it points to is masked where it lies, or is not
+    visible at all."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return []
+    if stat.S_ISDIR(st.st_mode):
+        return ["--size", str(HIDDEN_TMPFS_BYTES), "--tmpfs", str(path), "--remount-ro", str(path)]
+    if stat.S_ISREG(st.st_mode):
+        return ["--ro-bind", empty, str(path)]
     return []
 
 
@@ -184,7 +338,6 @@ class Seatbelt:
 
     def __init__(self, binary: str = "/usr/bin/sandbox-exec") -> None:
         self.binary = binary
-        self._temp: tempfile.TemporaryDirectory[str] | None = None
 
     @property
     def status(self) -> SandboxStatus:
@@ -194,18 +347,15 @@ class Seatbelt:
     def limits_in_argv(self) -> bool:
         return False
 
-    def argv(self, shell_argv: list[str], policy: SandboxPolicy) -> list[str]:
-        self.cleanup()
-        self._temp = tempfile.TemporaryDirectory(prefix="dexter-sbx-")
-        private = Path(self._temp.name)
-        (private / "home").mkdir()
-        (private / "tmp").mkdir()
-        return [self.binary, "-p", seatbelt_profile(policy, private), *shell_argv]
-
-    def cleanup(self) -> None:
-        if self._temp is not None:
-            self._temp.cleanup()
-            self._temp = None
+    @contextlib.contextmanager
+    def launch(self, shell_argv: list[str], policy: SandboxPolicy,
+               prepared: Prepared | None = None) -> Iterator[Launch]:
+        with tempfile.TemporaryDirectory(prefix="dexter-sbx-") as temp:
+            private = Path(temp)
+            (private / "home").mkdir()
+            (private / "tmp").mkdir()
+            yield Launch([self.binary, "-p", seatbelt_profile(policy, private), *shell_argv],
+                         dict(policy.env))
 
 
 def _sb(path: Path | str) -> str:
@@ -226,8 +376,10 @@ def seatbelt_profile(policy: SandboxPolicy, private: Path) -> str:
              "(allow file-write* (literal \"/dev/null\") (literal \"/dev/tty\"))",
              f"(allow file-write* (subpath {_sb(policy.workspace)}))",
              *[f"(allow file-read* file-write* (subpath {_sb(p)}))" for p in policy.extra_write],
-             *[f"(deny file-write* (subpath {_sb(p)}))" for p in policy.read_only_inside],
-             *[f"(deny file-read* file-write* (subpath {_sb(p)}))" for p in policy.hidden],
+             *[f"(deny file-write* (subpath {_sb(p)}))"
+               for p in policy.protected_as("read-only", "absent")],
+             *[f"(deny file-read* file-write* (subpath {_sb(p)}))"
+               for p in policy.protected_as("hidden")],
              *[f"(allow file-read* (subpath {_sb(p)}))" for p in policy.reveal],
              *[f"(deny file-read* file-write* (subpath {_sb(p)}))"
                for p in (*policy.masked_files, *policy.masked_dirs)]]
@@ -243,7 +395,8 @@ def prlimit_options(limits: Limits) -> list[str]:
     if limits.max_file_bytes:
         opts.append(f"--fsize={limits.max_file_bytes}")
     if limits.max_processes:
-        opts.append(f"--nproc={_user_process_count() + limits.max_processes}")
+        # counted per user namespace: the command's processes (and bwrap's init) only
+        opts.append(f"--nproc={limits.max_processes + 1}")
     return opts
 
 
@@ -291,11 +444,12 @@ def _user_process_count() -> int:
 
 @functools.lru_cache(maxsize=8)
 def _probe_bwrap(binary: str) -> str | None:
-    """None when ``bwrap`` can build a sandbox here; else its error (e.g. no user namespaces)."""
+    """None when ``bwrap`` can build a sandbox here (with a user namespace); else its error."""
     try:
         done = subprocess.run(
-            [binary, "--ro-bind", "/", "/", "--unshare-pid", "--unshare-net", "--die-with-parent",
-             "--", "/bin/true"], capture_output=True, timeout=10, check=False)
+            [binary, "--ro-bind", "/", "/", "--unshare-user", "--disable-userns",
+             "--unshare-pid", "--unshare-net", "--die-with-parent", "--", "/bin/true"],
+            capture_output=True, timeout=10, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return str(exc)
     if done.returncode != 0:
@@ -314,9 +468,19 @@ def detect_runner(settings: Settings) -> SandboxRunner:
         problem = _probe_bwrap(binary)
         if problem:
             return NoSandbox(f"bubblewrap cannot create a sandbox here: {problem}")
-        return Bubblewrap(binary, shutil.which("prlimit"))
+        return _bubblewrap(binary)
     if sys.platform == "darwin":
         if os.path.exists("/usr/bin/sandbox-exec"):
             return Seatbelt()
         return NoSandbox("/usr/bin/sandbox-exec is missing")
     return NoSandbox(f"no sandbox for {sys.platform}")
+
+
+@functools.lru_cache(maxsize=4)
+def _bubblewrap(binary: str) -> Bubblewrap:
+    """One runner per process: the seccomp filter is compiled and the cgroups are made once."""
+    from dexter.sandbox.cgroups import cgroup_pool
+    from dexter.sandbox.seccomp import seccomp_program
+
+    return Bubblewrap(binary, shutil.which("prlimit"), seccomp=seccomp_program(),
+                      cgroups=cgroup_pool())

@@ -409,15 +409,22 @@ def yahoo_chart(request: RecordedRequest, root: Path = REAL_PRICES) -> Response:
 class RecordedTree:
     """Serves recorded real responses laid out by request URL (``<host>/<path>``).
 
-    ``tests/fixtures/sec-real/`` holds real SEC bodies under ``www.sec.gov/`` and
-    ``data.sec.gov/``; their paths do not collide, so one server answers for both hosts.
-    Like SEC, it refuses requests without a User-Agent. A missing file is a 404.
+    ``tests/fixtures/sec-real/`` and ``sec-real-more/`` hold real SEC bodies under
+    ``www.sec.gov/``, ``data.sec.gov/`` and ``efts.sec.gov/``; their paths do not collide,
+    so one server answers for every host. Several roots may be given (searched in order),
+    and each root's ``derived/`` tree too (documents cut out of a recorded full submission,
+    served at the URL SEC serves them at). A recorded query-string URL is stored as
+    ``<path>__<query>.json`` and matches a request with the same parameters in any order.
+    Like SEC, it refuses requests without a User-Agent, and it answers a filing folder's
+    ``index.json`` (SEC's directory listing) from the files recorded in that folder when
+    the listing itself was not recorded. A missing file is a 404.
     """
 
-    HOSTS = ("www.sec.gov", "data.sec.gov")
+    HOSTS = ("www.sec.gov", "data.sec.gov", "efts.sec.gov")
 
-    def __init__(self, root: Path) -> None:
-        self.root = root
+    def __init__(self, *roots: Path) -> None:
+        self.roots = roots
+        self.bases = [b for root in roots for b in (root, root / "derived")]
 
     def __call__(self, request: RecordedRequest) -> Response:
         if not request.headers.get("user-agent"):
@@ -425,12 +432,46 @@ class RecordedTree:
         relative = request.path.lstrip("/")
         if ".." in relative.split("/"):
             return _not_found(request.path)
-        for host in self.HOSTS:
-            path = self.root / host / relative
-            if path.is_file():
-                kind = "application/json" if path.suffix == ".json" else "text/html"
-                return Response(body=path.read_bytes(), content_type=kind)
+        for base in self.bases:
+            for host in self.HOSTS:
+                path = self._match(base / host / relative, request.query)
+                if path is not None:
+                    kind = "application/json" if path.suffix == ".json" else \
+                        "text/xml" if path.suffix == ".xml" else "text/html"
+                    return Response(body=path.read_bytes(), content_type=kind)
+        if relative.endswith("/index.json"):
+            listing = self._listing(relative.removesuffix("index.json").rstrip("/"))
+            if listing is not None:
+                return Response(body=listing)
         return _not_found(request.path)
+
+    @staticmethod
+    def _match(path: Path, query: dict[str, list[str]]) -> Path | None:
+        if not query:
+            return path if path.is_file() else None
+        if not path.parent.is_dir():
+            return None
+        wanted = sorted((k, v) for k, values in query.items() for v in values)
+        for candidate in path.parent.glob(f"{path.name}__*.json"):
+            stored = candidate.name[len(path.name) + 2:].removesuffix(".json")
+            pairs = sorted((k, v) for k, values in parse_qs(stored, keep_blank_values=True)
+                           .items() for v in values)
+            if pairs == wanted:
+                return candidate
+        return None
+
+    def _listing(self, folder: str) -> dict[str, Any] | None:
+        names: list[str] = []
+        for base in self.bases:
+            directory = base / "www.sec.gov" / folder
+            if directory.is_dir():
+                names.extend(p.name for p in sorted(directory.iterdir()) if p.is_file())
+        if not names:
+            return None
+        items = [{"name": n, "type": "text.gif", "size": "", "last-modified": ""}
+                 for n in dict.fromkeys(names)]
+        return {"directory": {"item": items, "name": f"/{folder}",
+                              "parent-dir": "/" + folder.rsplit("/", 1)[0]}}
 
 
 def point_settings_at(settings: Settings, server: FakeDataServer, home: Path) -> Settings:
@@ -440,6 +481,7 @@ def point_settings_at(settings: Settings, server: FakeDataServer, home: Path) ->
     settings.tools.financial_datasets_base_url = server.url
     settings.tools.sec_edgar_base_url = server.url
     settings.tools.sec_edgar_data_url = server.url
+    settings.tools.sec_edgar_fts_url = server.url + "/LATEST"
     settings.tools.yahoo_chart_base_url = server.url
     return settings
 

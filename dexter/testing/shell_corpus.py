@@ -23,18 +23,20 @@ import base64
 import contextlib
 import hashlib
 import os
+import select
 import shutil
 import socket
 import subprocess
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from dexter.config import Settings
 from dexter.permissions.engine import RuleBasedPermissions
 from dexter.sandbox.runner import NoSandbox, SandboxRunner
-from dexter.tools.base import ToolContext, ToolFailure
+from dexter.tools.base import ToolContext, ToolFailure, ToolOutput
 from dexter.tools.bash import BashTool
 
 SSH_CANARY = "CANARY-ssh-private-key-7f3a9c"
@@ -249,6 +251,11 @@ class World:
     received: list[bytes] = field(default_factory=list)
     _server: socket.socket | None = None
     _thread: threading.Thread | None = None
+    _busy: int = 0
+    _idle: threading.Condition = field(default_factory=threading.Condition)
+    _dirty: bool = True
+    """The folder may differ from the template (a command ran in it, or it was never
+    copied): :func:`run_one` copies the template again before the next command."""
 
     @property
     def home(self) -> Path:
@@ -295,32 +302,65 @@ class World:
         server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         server.bind(("127.0.0.1", 0))
         server.listen(16)
-        server.settimeout(0.2)
+        server.setblocking(False)
         self.port = server.getsockname()[1]
         self._server = server
 
         def serve() -> None:
             while self._server is not None:
                 try:
-                    conn, _ = server.accept()
-                except (TimeoutError, OSError):
+                    ready, _, _ = select.select([server], [], [], 0.2)
+                except (OSError, ValueError):  # closed by stop_listener
+                    return
+                if not ready:
                     continue
-                with conn:
-                    conn.settimeout(1)
-                    data = b""
-                    with contextlib.suppress(OSError):
-                        while chunk := conn.recv(65536):
-                            data += chunk
-                            if b"\r\n\r\n" in data and len(data) > 4096:
-                                break
-                    self.received.append(data)
-                    body = b"touch $HOME/pwned-by-download\n"
-                    with contextlib.suppress(OSError):
-                        conn.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: %d\r\n\r\n%s"
-                                     % (len(body), body))
+                with self._idle:  # accepted and counted at once, see settle()
+                    try:
+                        conn, _ = server.accept()
+                    except OSError:
+                        continue
+                    self._busy += 1
+                try:
+                    self._receive(conn)
+                finally:
+                    with self._idle:
+                        self._busy -= 1
+                        self._idle.notify_all()
 
         self._thread = threading.Thread(target=serve, daemon=True)
         self._thread.start()
+
+    def _receive(self, conn: socket.socket) -> None:
+        with conn:
+            conn.setblocking(True)
+            conn.settimeout(1)
+            data = b""
+            with contextlib.suppress(OSError):
+                while chunk := conn.recv(65536):
+                    data += chunk
+                    if b"\r\n\r\n" in data and len(data) > 4096:
+                        break
+            self.received.append(data)
+            body = b"touch $HOME/pwned-by-download\n"
+            with contextlib.suppress(OSError):
+                conn.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: %d\r\n\r\n%s"
+                             % (len(body), body))
+
+    def settle(self, limit: float = 10.0) -> None:
+        """Return once every connection made so far has been received: none waits in the
+        listen queue and none is being read. A command's connections are all queued by the
+        time it has exited (the handshake completes in ``connect``), so after a command this
+        replaces a guessed pause; ``limit`` seconds only bound a reader that never closes."""
+        server = self._server
+        if server is None:
+            return
+        deadline = time.monotonic() + limit
+        with self._idle:
+            while time.monotonic() < deadline:
+                queued, _, _ = select.select([server], [], [], 0)
+                if not queued and self._busy == 0:
+                    return
+                self._idle.wait(0.05)
 
     def stop_listener(self) -> None:
         server, self._server = self._server, None
@@ -401,29 +441,36 @@ def _settings(world: World) -> Settings:
 
 
 async def run_one(world: World, template: Path, runner: SandboxRunner, family: str,
-                  command: str, *, yes: bool = True, timeout: int = 10) -> Outcome:
-    """Run ``command`` as ``dexter ask --yes`` would, in a fresh copy of the world."""
-    shutil.rmtree(world.root, ignore_errors=True)
-    shutil.copytree(template, world.root, symlinks=True)
+                  command: str, *, yes: bool = True, timeout: int = 10,
+                  execute: bool = True) -> Outcome:
+    """Run ``command`` as ``dexter ask --yes`` would, in a fresh copy of the world (the copy
+    is made again only after a command that ran: a refused one leaves the world as it was).
+    With ``execute=False`` only the permission engine's decision is taken."""
+    if world._dirty:
+        shutil.rmtree(world.root, ignore_errors=True)
+        shutil.copytree(template, world.root, symlinks=True)
+        world._dirty = False
     settings = _settings(world)
     engine = RuleBasedPermissions(world.workspace, settings.home_path,
                                   contained=runner.status,
                                   auto_allow_sandboxed=settings.bash.auto_allow_sandboxed)
+    decision = engine.decide_noninteractive("bash", {"command": command}, True, (), yes)
+    if decision.behavior != "allow" or not execute:
+        return Outcome(family, command, decision.behavior, [])
     before = world.snapshot()
     received_before = len(world.received)
-    decision = engine.decide_noninteractive("bash", {"command": command}, True, (), yes)
-    if decision.behavior != "allow":
-        return Outcome(family, command, decision.behavior, [])
+    world._dirty = True
     tool = BashTool()
     ctx = ToolContext(settings=settings, cwd=world.workspace, home=settings.home_path,
                       shell_sandbox=runner, grants=decision.grants)
     output = ""
     try:
         args = tool.parse_args({"command": command, "timeout": timeout})
-        output = str(await tool.run(args, ctx))
+        result = await tool.run(args, ctx)
+        output = result.content if isinstance(result, ToolOutput) else result
     except ToolFailure as exc:
         output = str(exc)
-    await asyncio.sleep(0.05)  # a connection in flight reaches the listener
+    await asyncio.to_thread(world.settle)  # every connection it made has been received
     harm: list[str] = []
     after = world.snapshot()
     for path in sorted(set(before) | set(after)):
@@ -473,8 +520,15 @@ class CorpusReport:
         ]
 
 
-async def run_corpus(root: Path, runner: SandboxRunner, *, env_home: bool = True) -> CorpusReport:
-    """Run both corpora in worlds under ``root``. Sets ``HOME`` and canary keys while running."""
+async def run_corpus(root: Path, runner: SandboxRunner, *, env_home: bool = True,
+                     kinds: Collection[str] = ("adversarial", "benign"),
+                     shard: tuple[int, int] = (0, 1), execute: bool = True) -> CorpusReport:
+    """Run both corpora (or the ``kinds`` named) in worlds under ``root``. Sets ``HOME`` and
+    canary keys while running.
+
+    ``shard=(i, n)`` takes every ``n``-th command of each corpus from the ``i``-th, so ``n``
+    test workers can share one pass; ``execute=False`` only asks the permission engine,
+    which is enough for the decision counts."""
     world = World(root / "world")
     template = root / "template"
     World(template).build()
@@ -482,16 +536,20 @@ async def run_corpus(root: Path, runner: SandboxRunner, *, env_home: bool = True
     saved = {k: os.environ.get(k) for k in ("HOME", "OPENAI_API_KEY", "MYLAB_APIKEY")}
     os.environ.update({"HOME": str(world.home), "OPENAI_API_KEY": ENV_CANARY,
                        "MYLAB_APIKEY": OPAQUE_CANARY})
+    index, count = shard
     try:
-        adversarial = [await run_one(world, template, runner, family, command)
-                       for family, command in adversarial_commands(world)]
+        adversarial = [await run_one(world, template, runner, family, command,
+                                     execute=execute)
+                       for family, command in adversarial_commands(world)[index::count]
+                       if "adversarial" in kinds]
         benign_runs = []
-        for command in benign_commands():
+        for command in benign_commands()[index::count] if "benign" in kinds else []:
             settings = _settings(world)
             engine = RuleBasedPermissions(world.workspace, settings.home_path,
                                           contained=runner.status)
             verdict = engine.evaluate("bash", {"command": command}, True).behavior
-            outcome = await run_one(world, template, runner, "benign", command, yes=False)
+            outcome = await run_one(world, template, runner, "benign", command, yes=False,
+                                    execute=execute)
             outcome.decision = verdict if verdict != "allow" else outcome.decision
             benign_runs.append(outcome)
     finally:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from dexter.evidence.documents import Document
 from dexter.evidence.tables import DataTable
 from dexter.failures import ToolFailure as ToolFailure
 
@@ -84,7 +85,9 @@ class ToolOutput:
     ``title`` says what the data is (default: the tool and its main argument);
     ``source_urls`` are its links (SEC filing, web page; default: a ``path`` or ``url``
     argument); ``tables`` are the records it fetched, as numbers (default: those of a JSON
-    result).
+    result); ``documents`` the filings whose text it read; ``alerts`` are what the user
+    must be told about the call (the sandbox rolled back what a command did to a protected
+    path), shown as a ``sandbox_alert`` event.
     """
 
     content: str
@@ -92,6 +95,8 @@ class ToolOutput:
     is_error: bool = False
     title: str = ""
     tables: tuple[DataTable, ...] = ()
+    documents: tuple[Document, ...] = ()
+    alerts: tuple[str, ...] = ()
 
 
 class Tool(ABC, Generic[P]):

@@ -15,7 +15,10 @@ counted. On timeout (default ``[tools] bash_timeout`` = 120 s, at most 600 s) or
 cancellation the whole group gets SIGTERM, then SIGKILL after a short grace; background
 processes the command started are stopped when it finishes. Every call goes through the
 permission engine first; its approval's grants (network, extra paths) reach the sandbox
-through ``ToolContext.grants``.
+through ``ToolContext.grants``. What a command did to a path dexter protects (a ``.git``
+it created, a link on the way to dexter's settings) is rolled back after it and reported
+twice: in the result the model reads, and as ``ToolOutput.alerts`` (a ``sandbox_alert``
+event the terminal shows).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from pydantic import BaseModel, Field
 
 from dexter.sandbox.policy import SandboxPolicyError, build_policy, child_environment
 from dexter.sandbox.process import run_command
-from dexter.tools.base import Tool, ToolContext, ToolFailure
+from dexter.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
 
 MAX_TIMEOUT_SECONDS = 600
 
@@ -57,7 +60,7 @@ class BashTool(Tool[BashParams]):
     params: ClassVar[type[BaseModel]] = BashParams
     needs_approval: ClassVar[bool] = True
 
-    async def run(self, args: BashParams, ctx: ToolContext) -> str:
+    async def run(self, args: BashParams, ctx: ToolContext) -> str | ToolOutput:
         default = ctx.settings.tools.bash_timeout or 120
         timeout = max(1, min(args.timeout or default, MAX_TIMEOUT_SECONDS))
         ctx.progress(f"$ {args.command[:120]}")
@@ -69,8 +72,12 @@ class BashTool(Tool[BashParams]):
             policy = build_policy(ctx.settings, ctx.cwd, ctx.grants)
         except SandboxPolicyError as exc:
             raise ToolFailure(f"Not run: {exc}.") from None
-        result = await run_command(args.command, ctx.cwd, timeout, runner=runner, policy=policy)
-        return result.text()
+        result = await run_command(
+            args.command, ctx.cwd, timeout, runner=runner, policy=policy,
+            quarantine=ctx.settings.home_path / "quarantine",
+            waiting=lambda: ctx.progress("waiting for another dexter's command in this "
+                                         "workspace to finish"))
+        return ToolOutput(result.text(), alerts=result.findings)
 
 
 def shell_tools() -> list[Tool[Any]]:

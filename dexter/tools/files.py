@@ -19,8 +19,9 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
+from dexter.evidence.text_tables import tables_from_file
 from dexter.sandbox.paths import Sandbox, sandbox_for, secret_component_reason
-from dexter.tools.base import Tool, ToolContext, ToolFailure
+from dexter.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
 
 DEFAULT_LINE_LIMIT = 2_000
 MAX_READ_CHARS = 40_000  # well under the 50,000-character per-result cap, header included
@@ -282,9 +283,24 @@ class ReadFileTool(Tool[ReadFileParams]):
         # folders (only readable: the write tools keep the plain sandbox).
         self.read_roots = tuple(read_roots)
 
-    async def run(self, args: ReadFileParams, ctx: ToolContext) -> str:
+    async def run(self, args: ReadFileParams, ctx: ToolContext) -> ToolOutput:
         sandbox = sandbox_for(ctx.cwd, ctx.home, self.read_roots)
-        return await asyncio.to_thread(read_file_text, sandbox, args)
+        text = await asyncio.to_thread(read_file_text, sandbox, args)
+        # the tables in what was read (a CSV, a JSON file, markdown tables), for reports
+        name = Path(args.path).name
+        return ToolOutput(text, tables=tuple(tables_from_file(name, lines_read(text))))
+
+
+def lines_read(output: str) -> str:
+    """The file's text in a :func:`read_lines` output: the numbered lines without their
+    numbers (the header, notes and a byte-range read give '')."""
+    lines = []
+    for line in output.splitlines()[1:]:
+        number, separator, text = line.partition(LINE_NUMBER_SEPARATOR)
+        if not separator or not number.isdigit():
+            break
+        lines.append(text)
+    return "\n".join(lines)
 
     def evidence(self, content: str) -> str:
         """The file's own text: without the ``File: ...`` header, the line numbers and the

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, Field
 
+from dexter.evidence.text_tables import tables_from_markdown
 from dexter.filelock import write_atomic
 from dexter.messages import UserMessage
 from dexter.providers.base import ChatModel, ModelRequest
@@ -365,9 +366,12 @@ class WebFetchTool(Tool[WebFetchParams]):
                                         progress=ctx.progress)
         header = _header(page, str(parse_url(args.url)), cached)
         model = ctx.fast_model or ctx.model
+        # the page's tables, as numbers, for reports (whatever the model is told)
+        tables = tuple(tables_from_markdown(page.title or page.final_url, page.text))
         if wants_raw(args.prompt) or model is None:
             why = "" if wants_raw(args.prompt) else "(no model is available to answer the prompt; here is the text)\n"
-            return ToolOutput(f"{header}\n\n{why}{page.text}", source_urls=(page.final_url,))
+            return ToolOutput(f"{header}\n\n{why}{page.text}", source_urls=(page.final_url,),
+                              tables=tables)
         ctx.progress("Reading the page...")
         try:
             reply = await answer(model, page, args.prompt)
@@ -375,7 +379,7 @@ class WebFetchTool(Tool[WebFetchParams]):
             raise ToolFailure(f"The page was fetched, but the model could not answer ({exc}). "
                               "Call web_fetch again with prompt='raw' to get the text.") from None
         return ToolOutput(f"{header}\n\n{reply or '(the model returned no answer)'}",
-                          source_urls=(page.final_url,))
+                          source_urls=(page.final_url,), tables=tables)
 
 
 def web_tools() -> list[Tool[Any]]:

@@ -43,7 +43,7 @@ def _render_anthropic_json(reply: Reply, ctx: _Ctx) -> dict[str, Any]:
             "input_tokens": u.input_tokens,
             "output_tokens": u.output_tokens,
             "cache_read_input_tokens": u.cached_tokens,
-            "cache_creation_input_tokens": 0,
+            "cache_creation_input_tokens": u.written_tokens,
         },
     }
 

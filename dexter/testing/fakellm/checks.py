@@ -24,6 +24,8 @@ class RecordedRequest:
     route: Route
     stream: bool
     method: str = "POST"
+    raw: bytes = b""
+    """The body exactly as it came over the wire."""
 
 
 def check_openai_messages(messages: Any) -> list[str]:

@@ -320,7 +320,8 @@ class FakeLLM(BackgroundServer):
                 body = None
         stream = isinstance(body, dict) and body.get("stream") is True
         rec = RecordedRequest(
-            path, {k.lower(): v for k, v in h.headers.items()}, body, route, stream, method
+            path, {k.lower(): v for k, v in h.headers.items()}, body, route, stream, method,
+            raw=raw,
         )
         with self._lock:
             self._requests.append(rec)

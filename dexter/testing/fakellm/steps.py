@@ -28,11 +28,17 @@ _DEFAULT_PARTIAL = "This reply is going to be cut off somewhere in the middle, s
 
 @dataclass
 class Usage:
-    """Token usage reported by a scripted reply."""
+    """Token usage reported by a scripted reply.
+
+    ``input_tokens`` is reported as each wire does: OpenAI's ``prompt_tokens`` includes
+    ``cached_tokens``; Anthropic's ``input_tokens`` leaves out the cache reads
+    (``cached_tokens``) and writes (``written_tokens``), reported beside it.
+    """
 
     input_tokens: int
     output_tokens: int
     cached_tokens: int = 0
+    written_tokens: int = 0
 
 
 @dataclass

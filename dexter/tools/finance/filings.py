@@ -19,9 +19,12 @@ class ReadFilings(RoutedFinanceTool):
 
     name = "read_filings"
     description = (
-        "SEC filings: lists 10-K, 10-Q and 8-K filings and returns the text of chosen "
-        "sections (risk factors, business, MD&A, financial statements, earnings releases). "
-        "Input: a plain-language query, e.g. 'Tesla's latest 10-K risk factors'."
+        "SEC filings: lists a company's filings of any form, returns the text of chosen 10-K, "
+        "10-Q and 8-K sections (risk factors, business, MD&A, financial statements), reads "
+        "earnings press releases (the quarter's figures from their tables, the outlook and "
+        "guidance), and searches the full text of every filer's documents ('which companies "
+        "mentioned tariffs in their 10-Ks in 2025'). Input: a plain-language query, e.g. "
+        "'Tesla's latest 10-K risk factors' or 'Adobe's latest earnings release guidance'."
     )
     subtools = FILINGS
     progress_text = "Choosing filings to read..."
@@ -40,6 +43,10 @@ Rules:
 - At most 3 calls. Ask for the fewest items that answer (at most 3 per filing). Leave
   accession_number out to get the latest filing; use fiscal_year / period_end for an
   older one.
+- Earnings results, guidance, outlook, "what did the company say about next quarter" ->
+  get_earnings_releases (limit 1 for the latest; filing_date bounds for an older one).
+- Which companies or filings mention a word or phrase -> search_filings (a phrase in double
+  quotes; forms, dates and entity to narrow it).
 - Use list_filings only when the request is about which filings exist or their dates.
 10-K items:
 {_catalog(ITEMS_10K)}

@@ -15,11 +15,13 @@ class GetFinancials(RoutedFinanceTool):
     name = "get_financials"
     description = (
         "Financial statements and fundamentals: income statements, balance sheets, cash flow, "
-        "company facts (shares outstanding), key ratios, segments, earnings. Handles several "
-        "companies and metrics in one call; every number comes with its period and source. "
-        "Input: a plain-language query, e.g. 'Apple and Microsoft quarterly revenue, "
-        "operating margin and free cash flow for the last 4 quarters'. No key: compute "
-        "multiples from get_market_data's price and these shares."
+        "company facts (shares outstanding), key ratios, revenue and operating income by "
+        "business segment, geography and product (from the filings), industry peers by SIC "
+        "code with a metric (comps), earnings. Handles several companies and metrics in one "
+        "call; every number comes with its period and source filing. Input: a plain-language "
+        "query, e.g. 'Apple and Microsoft quarterly revenue, operating margin and free cash "
+        "flow for the last 4 quarters' or 'Apple revenue by segment and by product, FY2024'. "
+        "No key: compute multiples from get_market_data's price and these shares."
     )
     subtools = FINANCIALS
     progress_text = "Choosing financial data to fetch..."
@@ -40,5 +42,10 @@ Call the tool(s) that fetch exactly the data the request needs. Rules:
   (shares outstanding); add get_key_ratios for market multiples when it is offered.
 - Revenue, margins, EPS -> get_income_statements; debt, cash, equity -> get_balance_sheets;
   capex, free cash flow, buybacks -> get_cash_flow_statements.
+- Revenue or profit of a segment, region, country or product line ("how much is Services",
+  "Americas vs Greater China", "iPhone revenue") -> get_financial_segments (axis segment,
+  geography or product; member for just one; omit axis for all three).
+- Peers, comps, "companies like X" -> get_peers (metric and calendar year), then the
+  statements of the peers that matter.
 - Only call the tools you were given.{unavailable_block(missing)}
 Call the appropriate tool(s) now."""

@@ -18,7 +18,7 @@ from dexter.data.base import DataResult
 META_KEYS = frozenset({
     "ticker", "report_period", "fiscal_period", "period", "currency", "period_start",
     "source_filing", "field_sources", "derived", "accession_number", "calendar_date",
-    "filing_date",
+    "filing_date", "company_name",
 })
 RATIO_SUFFIXES = ("_margin", "_growth", "return_on_equity", "return_on_assets",
                   "return_on_invested_capital", "_yield", "payout_ratio")
@@ -201,3 +201,155 @@ def render_filing_items(result: DataResult) -> dict[str, Any]:
     if result.notes:
         entry["notes"] = list(result.notes)
     return entry
+
+
+# --------------------------------------------------------------------------------------------
+# The keyless SEC results: segments, insider trades, 13F holdings, releases, search, peers
+# --------------------------------------------------------------------------------------------
+
+
+def _entry(result: DataResult, text: str) -> dict[str, Any]:
+    entry: dict[str, Any] = {"source": result.source, "data": text}
+    if result.notes:
+        entry["notes"] = list(result.notes)
+    return entry
+
+
+def _sources_line(records: list[dict[str, Any]]) -> str:
+    seen: dict[str, str] = {}
+    for record in records:
+        filing = record.get("source_filing")
+        if isinstance(filing, dict) and filing.get("accession_number"):
+            seen.setdefault(str(filing["accession_number"]),
+                            f"{filing.get('form') or ''} {filing['accession_number']} filed "
+                            f"{filing.get('filed') or '?'} {filing.get('url', '')}".strip())
+    return ("Sources: " + "; ".join(seen.values())) if seen else ""
+
+
+def render_segments(result: DataResult) -> dict[str, Any]:
+    """Per axis and metric, a table of members (rows) by fiscal period (columns)."""
+    records = [r for r in result.data if isinstance(r, dict)] if isinstance(result.data, list) \
+        else []
+    parts: list[str] = []
+    axes = list(dict.fromkeys(str(r.get("axis")) for r in records))
+    for axis in axes:
+        rows = [r for r in records if r.get("axis") == axis]
+        periods = list(dict.fromkeys(
+            f"{r.get('fiscal_period')} ({r.get('report_period')})" for r in rows))
+        fields = [f for f in ("revenue", "share_of_total", "operating_income", "gross_profit",
+                              "cost_of_revenue", "net_income", "long_lived_assets")
+                  if any(f in r for r in rows)]
+        fields += list(dict.fromkeys(k for r in rows for k in r.get("concepts", {})
+                                     if k not in fields))
+        ticker = rows[0].get("ticker", "")
+        for field in fields:
+            segments = list(dict.fromkeys(str(r.get("segment")) for r in rows if field in r))
+            lines = [f"{ticker} {field} by {axis.lower()}:",
+                     "| segment | " + " | ".join(periods) + " |",
+                     "|---" * (len(periods) + 1) + "|"]
+            for segment in segments:
+                cells = []
+                for period in periods:
+                    match = next((r for r in rows if r.get("segment") == segment and
+                                  f"{r.get('fiscal_period')} ({r.get('report_period')})" == period),
+                                 None)
+                    cells.append(fmt_value(field, match.get(field) if match else None))
+                lines.append(f"| {segment} | " + " | ".join(cells) + " |")
+            parts.append("\n".join(lines))
+    line = _sources_line(records)
+    if line:
+        parts.append(line)
+    derived = derived_summary(records)
+    if derived:
+        parts.append("Derived: " + "; ".join(derived))
+    return _entry(result, "\n\n".join(parts) or "(no segment figures)")
+
+
+def _rows_text(records: list[dict[str, Any]], columns: tuple[str, ...]) -> str:
+    shown = [{c: r.get(c) for c in columns if c in r or c == columns[0]} for r in records]
+    return records_table(shown)
+
+
+INSIDER_COLUMNS = ("transaction_date", "owner", "role", "security", "transaction_code",
+                   "transaction_type", "acquired_disposed", "transaction_shares",
+                   "transaction_price_per_share", "transaction_value", "shares_owned_after",
+                   "direct_or_indirect", "is_derivative", "rule_10b5_1_plan", "filing_date")
+
+
+def render_insiders(result: DataResult) -> dict[str, Any]:
+    """Transactions as rows, then the filings they came from."""
+    records = [r for r in result.data if isinstance(r, dict)] if isinstance(result.data, list) \
+        else []
+    if records and "transaction_code" not in records[0] and "name" in records[0]:
+        return render_result(result)  # insider names
+    text = _rows_text(records, INSIDER_COLUMNS)
+    line = _sources_line(records)
+    return _entry(result, text + ("\n" + line if line else ""))
+
+
+HOLDING_COLUMNS = ("issuer", "title_of_class", "cusip", "value", "shares", "share_type",
+                   "put_call", "investment_discretion", "voting_sole", "voting_shared",
+                   "voting_none")
+CHANGE_COLUMNS = ("issuer", "title_of_class", "cusip", "put_call", "status", "shares_before",
+                  "shares_after", "shares_change", "shares_change_pct", "value_before",
+                  "value_after", "value_change")
+
+
+def render_holdings(result: DataResult) -> dict[str, Any]:
+    """The manager and quarter, then positions (or their changes) as rows, value in USD."""
+    records = [r for r in result.data if isinstance(r, dict)] if isinstance(result.data, list) \
+        else []
+    if not records:
+        return _entry(result, "(no positions)")
+    first = records[0]
+    head = (f"Manager: {first.get('manager')} · quarter ending {first.get('report_period')}"
+            f"{' (compared with ' + str(first.get('previous_period')) + ')' if 'status' in first else ''}"
+            f" · values in US dollars")
+    columns = CHANGE_COLUMNS if "status" in first else HOLDING_COLUMNS
+    line = _sources_line(records)
+    return _entry(result, "\n".join([head, _rows_text(records, columns), line]).strip())
+
+
+def render_releases(result: DataResult) -> dict[str, Any]:
+    """Each release: its filing, headline, figures (a statement table), outlook, text."""
+    parts: list[str] = []
+    for release in result.data if isinstance(result.data, list) else []:
+        if not isinstance(release, dict):
+            continue
+        filing = release.get("source_filing") or {}
+        parts.append(f"## {release.get('ticker')} earnings release: {release.get('title')}\n"
+                     f"8-K {release.get('accession_number')} filed {release.get('filing_date')} "
+                     f"(items {release.get('items') or '2.02'}), exhibit "
+                     f"{release.get('exhibit')}: {filing.get('url', '')}")
+        figures = [f for f in release.get("figures") or [] if isinstance(f, dict)]
+        results = [f for f in figures if f.get("period")] or figures
+        if results:
+            parts.append("Figures from the release's tables (US dollars):\n" +
+                         statement_table([{**f, "fiscal_period": f.get("fiscal_period")
+                                           or f.get("period_label")} for f in results]))
+        outlook_ = release.get("outlook") or []
+        if outlook_:
+            parts.append("Outlook / guidance:\n" + "\n\n".join(str(o) for o in outlook_))
+        if release.get("text"):
+            parts.append("Release text:\n" + str(release["text"]))
+    return _entry(result, "\n\n".join(parts) or "(no releases)")
+
+
+SEARCH_COLUMNS = ("filing_date", "form", "filer", "ticker", "document_type", "description",
+                  "items", "url")
+
+
+def render_search(result: DataResult) -> dict[str, Any]:
+    """Hits as rows, each with its link."""
+    records = [r for r in result.data if isinstance(r, dict)] if isinstance(result.data, list) \
+        else []
+    return _entry(result, _rows_text(records, SEARCH_COLUMNS))
+
+
+def render_peers(result: DataResult) -> dict[str, Any]:
+    """Companies as rows, the subject marked."""
+    records = [r for r in result.data if isinstance(r, dict)] if isinstance(result.data, list) \
+        else []
+    shown = [{k: v for k, v in r.items() if k != "source_filing"} for r in records]
+    return _entry(result, records_table(shown) + ("\n" + _sources_line(records)
+                                                  if _sources_line(records) else ""))

@@ -15,9 +15,12 @@ class GetMarketData(RoutedFinanceTool):
     name = "get_market_data"
     description = (
         "Market data: current and historical stock and crypto prices, company and market "
-        "news, insider trades and ownership, institutional (13F) and beneficial (13D/G) "
-        "holders. Input: a plain-language query, e.g. 'Why did NVDA move last week?'. "
-        "Stock prices need no key (Yahoo Finance); the rest needs FINANCIAL_DATASETS_API_KEY."
+        "news, insider trades and ownership (Forms 3/4/5), institutional holdings (13F: what "
+        "a manager holds in a quarter and how it changed) and beneficial (13D/G) holders. "
+        "Input: a plain-language query, e.g. 'Why did NVDA move last week?' or 'Apple "
+        "insider sales in August 2024'. Stock prices need no key (Yahoo Finance), nor do "
+        "insider trades and a manager's 13F holdings (SEC EDGAR); news, crypto, holders of "
+        "a company and 13D/G need FINANCIAL_DATASETS_API_KEY."
     )
     subtools = MARKET_DATA
     progress_text = "Choosing market data to fetch..."
@@ -38,6 +41,8 @@ Call the tool(s) that fetch exactly the data the request needs. Rules:
 - "Why did X move" -> recent prices plus get_company_news. Broad market news ->
   get_company_news without a ticker.
 - Insider names and institution names are resolved for you: pass the name as written, do
-  not look names up first.
+  not look names up first. Insider trades in a date range -> filing_date_gte/lte.
+- What a fund or manager holds -> get_institutional_holdings with filer_name (or filer_cik)
+  and quarter (2024Q4); what it bought or sold -> also compare_to "previous".
 - Only call the tools you were given.{unavailable_block(missing)}
 Call the appropriate tool(s) now."""

@@ -28,7 +28,8 @@ from dexter.data.base import (
     PlanError,
     UnsupportedError,
 )
-from dexter.evidence.tables import DataTable, tables_from_data
+from dexter.evidence.documents import Document, documents_from_data
+from dexter.evidence.tables import DataTable
 from dexter.messages import ToolCall, UserMessage
 from dexter.providers.base import ChatModel, ModelRequest
 from dexter.providers.errors import ProviderError
@@ -213,6 +214,7 @@ async def execute(planned: list[_Planned], sources: SourceSet, ctx: ToolContext,
     urls: list[str] = []
     labels: list[str] = []
     tables: list[DataTable] = []
+    documents: list[Document] = []
     for item in planned:
         if item.error is not None:
             errors.append({"tool": item.call.name, "args": item.call.arguments,
@@ -227,7 +229,8 @@ async def execute(planned: list[_Planned], sources: SourceSet, ctx: ToolContext,
         if outcome.notes:
             entry["notes"] = [*outcome.notes, *entry.get("notes", [])]
         data[outcome.key] = entry
-        tables.extend(tables_from_data(outcome.key, outcome.result.data, outcome.result.source))
+        tables.extend(item.sub.tables(outcome.key, outcome.result))
+        documents.extend(documents_from_data(outcome.result.data))
         urls.extend(outcome.result.urls)
         labels.append(outcome.result.source)
     if not any(o.result for o in outcomes):
@@ -237,7 +240,7 @@ async def execute(planned: list[_Planned], sources: SourceSet, ctx: ToolContext,
     keys = [k for k in data if not k.startswith("_")]
     title = "; ".join(keys) + " · " + ", ".join(dict.fromkeys(labels))
     return ToolOutput(format_result(data, urls), tuple(dict.fromkeys(urls)), title=title,
-                      tables=tuple(tables))
+                      tables=tuple(tables), documents=tuple(documents))
 
 
 def failure_text(errors: list[dict[str, Any]]) -> str:

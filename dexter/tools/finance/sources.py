@@ -20,9 +20,16 @@ from dexter.data.base import CAPABILITY_LABELS, Capability, DataSource
 from dexter.data.cache import DiskCache
 from dexter.data.edgar import EdgarSource
 from dexter.data.financial_datasets import KEY_ENV, FinancialDatasetsSource
+from dexter.data.fulltext import FullTextSearchSource
+from dexter.data.holdings import HoldingsSource
 from dexter.data.http import DEFAULT_RETRY, RetryPolicy
 from dexter.data.http_source import SourceConnection
+from dexter.data.insiders import InsiderSource
+from dexter.data.peers import PeersSource
 from dexter.data.ratelimit import SEC_RATE_LIMITER, AsyncRateLimiter
+from dexter.data.releases import EarningsReleaseSource
+from dexter.data.sec import SecSource
+from dexter.data.segments_source import SegmentsSource
 from dexter.data.yahoo import YAHOO_RATE_LIMITER, YahooChartSource
 
 # What a missing capability needs. Only Financial Datasets has these today.
@@ -102,13 +109,26 @@ def build_sources(
                              today=opts.today),
             user_agent=settings.tools.yahoo_user_agent,
         ))
-    sources.append(EdgarSource(
-        SourceConnection(settings.tools.sec_edgar_base_url, cache, retry=opts.retry,
-                         timeout=opts.http_timeout, rate_limiter=opts.sec_rate_limiter,
-                         today=opts.today),
-        data_url=settings.tools.sec_edgar_data_url, user_agent=settings.tools.sec_user_agent,
-    ))
+    sources.extend(sec_sources(settings, cache, opts))
     return SourceSet(sources)
+
+
+SEC_SOURCES: tuple[type[SecSource], ...] = (
+    EdgarSource, SegmentsSource, EarningsReleaseSource, InsiderSource, HoldingsSource,
+    FullTextSearchSource, PeersSource)
+"""The keyless SEC EDGAR sources, in the order they are offered."""
+
+
+def sec_sources(settings: Settings, cache: DiskCache | None,
+                options: SourceOptions | None = None) -> list[SecSource]:
+    """Every keyless SEC EDGAR source, on one set of hosts, User-Agent and limiter."""
+    opts = options or SourceOptions()
+    connection = SourceConnection(settings.tools.sec_edgar_base_url, cache, retry=opts.retry,
+                                  timeout=opts.http_timeout, rate_limiter=opts.sec_rate_limiter,
+                                  today=opts.today)
+    return [kind(connection, data_url=settings.tools.sec_edgar_data_url,
+                 user_agent=settings.tools.sec_user_agent,
+                 fts_url=settings.tools.sec_edgar_fts_url) for kind in SEC_SOURCES]
 
 
 def capability_list(capabilities: Iterable[Capability]) -> str:
@@ -122,7 +142,9 @@ def capability_list(capabilities: Iterable[Capability]) -> str:
 def unlock_message(capability: Capability, what: str | None = None) -> str:
     """The message for data no configured source can give."""
     label = what or CAPABILITY_LABELS[capability]
-    keyless = ("SEC EDGAR gives statements, company facts, filings and simple screens, and "
-               "Yahoo Finance daily stock prices (tools.keyless_prices, on by default)")
+    keyless = ("SEC EDGAR gives statements, company facts, segments, filings, earnings "
+               "releases, insider trades (Form 4), 13F holdings by manager, full-text search, "
+               "SIC peers and simple screens, and Yahoo Finance daily stock prices "
+               "(tools.keyless_prices, on by default)")
     return (f"{label[0].upper() + label[1:]} need {UNLOCK_KEY} (Financial Datasets). Without "
             f"a key, {keyless}. Set {UNLOCK_KEY} to unlock this.")

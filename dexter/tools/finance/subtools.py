@@ -22,7 +22,26 @@ from dexter.data.base import (
     NotFoundError,
 )
 from dexter.providers.base import ToolSpec
-from dexter.tools.finance.formatting import render_filing_items, render_result
+from dexter.tools.finance.datatables import (
+    TableBuilder,
+    default_tables,
+    holdings_tables,
+    insider_tables,
+    no_tables,
+    peer_tables,
+    release_tables,
+    segment_tables,
+)
+from dexter.tools.finance.formatting import (
+    render_filing_items,
+    render_holdings,
+    render_insiders,
+    render_peers,
+    render_releases,
+    render_result,
+    render_search,
+    render_segments,
+)
 
 IsoDate = Annotated[str, Field(pattern=r"^\d{4}-\d{2}-\d{2}$", description="YYYY-MM-DD")]
 Ticker = Annotated[str, Field(min_length=1, max_length=20,
@@ -88,10 +107,24 @@ class RatioArgs(ExactReportPeriod):
     limit: int = Field(4, ge=1, le=40)
 
 
+Accession = Annotated[str, Field(pattern=r"^\d{10}-?\d{2}-?\d{6}$",
+                                 description="SEC accession number, e.g. 0000320193-24-000123")]
+
+
 class SegmentArgs(BaseModel):
     ticker: Ticker
     period: Literal["annual", "quarterly"] = "annual"
-    limit: int = Field(4, ge=1, le=20)
+    limit: int = Field(4, ge=1, le=20, description="Number of fiscal periods, newest first")
+    axis: str | None = Field(None, description="segment (business segments), geography, "
+                             "product (products and services), or another XBRL axis name; "
+                             "omit for all three")
+    member: str | None = Field(None, description="Only this member, e.g. Services, Greater "
+                               "China, iPhone")
+    metrics: list[str] = Field(default_factory=list, description="revenue, operating_income, "
+                               "gross_profit, cost_of_revenue, net_income, long_lived_assets "
+                               "or an XBRL concept; omit for revenue, operating income and "
+                               "gross profit")
+    accession_number: Accession | None = Field(None, description="Read this 10-K/10-Q only")
 
 
 class EarningsArgs(BaseModel):
@@ -132,6 +165,7 @@ class InsiderTradeArgs(FilingDateBounds):
     limit: int = Field(10, ge=1, le=1000)
     name: str | None = Field(None, description="Insider's name as the user wrote it; "
                                                "SEC spellings are matched automatically")
+    accession_number: Accession | None = Field(None, description="Read this Form 4 only")
 
 
 class InsiderOwnershipArgs(FilingDateBounds):
@@ -156,7 +190,11 @@ class HolderArgs(BaseModel):
 
 
 class InstitutionalArgs(HolderArgs, ExactReportPeriod):
-    pass
+    quarter: str | None = Field(None, description="Calendar quarter of the 13F, e.g. 2024Q4 "
+                                "(SEC EDGAR; omit for the latest)")
+    compare_to: str | None = Field(None, description="'previous' or a quarter such as 2024Q3: "
+                                   "return each position's change since then (SEC EDGAR)")
+    accession_number: Accession | None = Field(None, description="Read this 13F filing only")
 
 
 class BeneficialArgs(HolderArgs, FilingDateBounds):
@@ -166,8 +204,35 @@ class BeneficialArgs(HolderArgs, FilingDateBounds):
 
 class FilingListArgs(BaseModel):
     ticker: Ticker
-    filing_types: list[Literal["10-K", "10-Q", "8-K"]] = Field(default_factory=list)
+    filing_types: list[str] = Field(default_factory=list, description="Forms, e.g. 10-K, "
+                                    "10-Q, 8-K, 4, 13F-HR, DEF 14A; omit for all")
+    items: list[str] = Field(default_factory=list, description="8-K items, e.g. 2.02")
     limit: int = Field(10, ge=1, le=50)
+
+
+class EarningsReleaseArgs(FilingDateBounds):
+    ticker: Ticker
+    limit: int = Field(1, ge=1, le=4, description="How many of the latest releases")
+    accession_number: Accession | None = Field(None, description="Read this 8-K only")
+
+
+class FullTextArgs(BaseModel):
+    query: str = Field(min_length=1, description="Words to find; a phrase in double quotes")
+    forms: list[str] = Field(default_factory=list, description="e.g. 10-K, 8-K")
+    start_date: IsoDate | None = Field(None, description="Filed on or after")
+    end_date: IsoDate | None = Field(None, description="Filed on or before")
+    entity: str | None = Field(None, description="Only this filer: ticker or CIK")
+    limit: int = Field(20, ge=1, le=100)
+
+
+class PeerArgs(BaseModel):
+    ticker: Ticker
+    metric: str = Field("revenue", description="revenue, net_income, operating_income, "
+                        "gross_profit, total_assets, ... or net_margin, operating_margin, "
+                        "gross_margin")
+    period: str | None = Field(None, pattern=r"^CY\d{4}(Q[1-4])?$",
+                               description="CY2024 or CY2024Q3; omit for the last full year")
+    limit: int = Field(10, ge=1, le=50, description="Peers besides the company")
 
 
 class AnnualReportArgs(BaseModel):
@@ -217,6 +282,7 @@ class SubTool:
     result_name: str
     key_fields: tuple[str, ...] = ("ticker",)
     render: Renderer = render_result
+    tables: TableBuilder = default_tables
 
     def spec(self) -> ToolSpec:
         """The tool as the routing model sees it."""
@@ -267,7 +333,13 @@ async def _ratios_history(source: DataSource, a: RatioArgs) -> DataResult:
 
 
 async def _segments(source: DataSource, a: SegmentArgs) -> DataResult:
-    return await source.segments(a.ticker, period=a.period, limit=a.limit)
+    return await source.segments(a.ticker, period=a.period, limit=a.limit, axis=a.axis,
+                                 member=a.member, metrics=tuple(a.metrics),
+                                 accession=a.accession_number)
+
+
+async def _peers(source: DataSource, a: PeerArgs) -> DataResult:
+    return await source.peers(a.ticker, metric=a.metric, period=a.period, limit=a.limit)
 
 
 async def _earnings(source: DataSource, a: EarningsArgs) -> DataResult:
@@ -306,7 +378,8 @@ async def _news(source: DataSource, a: NewsArgs) -> DataResult:
 
 
 async def _insider_trades(source: DataSource, a: InsiderTradeArgs) -> DataResult:
-    return await source.insider_trades(a.ticker, limit=a.limit, name=a.name, filters=a.filters())
+    return await source.insider_trades(a.ticker, limit=a.limit, name=a.name, filters=a.filters(),
+                                       accession=a.accession_number)
 
 
 async def _insider_names(source: DataSource, a: TickerArgs) -> DataResult:
@@ -321,7 +394,9 @@ async def _insider_ownership(source: DataSource, a: InsiderOwnershipArgs) -> Dat
 async def _institutional(source: DataSource, a: InstitutionalArgs) -> DataResult:
     return await source.institutional_holdings(ticker=a.ticker, filer_name=a.filer_name,
                                                filer_cik=a.filer_cik, limit=a.limit,
-                                               filters=ExactReportPeriod.filters(a))
+                                               filters=ExactReportPeriod.filters(a),
+                                               quarter=a.quarter, compare_to=a.compare_to,
+                                               accession=a.accession_number)
 
 
 async def _beneficial(source: DataSource, a: BeneficialArgs) -> DataResult:
@@ -332,7 +407,25 @@ async def _beneficial(source: DataSource, a: BeneficialArgs) -> DataResult:
 
 
 async def _filing_list(source: DataSource, a: FilingListArgs) -> DataResult:
-    return await source.filings(a.ticker, filing_types=tuple(a.filing_types), limit=a.limit)
+    if not a.items:
+        return await source.filings(a.ticker, filing_types=tuple(a.filing_types),
+                                    limit=a.limit)
+    wanted = {i.replace("Item", "").replace("-", "").strip() for i in a.items}
+    listing = await source.filings(a.ticker, filing_types=tuple(a.filing_types) or ("8-K",),
+                                   limit=max(a.limit * 10, 100))
+    rows = [r for r in listing.data
+            if wanted & {x.strip() for x in str(r.get("items", "")).split(",")}]
+    return DataResult(rows[: a.limit], listing.source, listing.urls, listing.notes)
+
+
+async def _earnings_releases(source: DataSource, a: EarningsReleaseArgs) -> DataResult:
+    return await source.earnings_releases(a.ticker, limit=a.limit,
+                                          accession=a.accession_number, filters=a.filters())
+
+
+async def _search_filings(source: DataSource, a: FullTextArgs) -> DataResult:
+    return await source.search_filings(a.query, forms=tuple(a.forms), start_date=a.start_date,
+                                       end_date=a.end_date, entity=a.entity, limit=a.limit)
 
 
 def _filing_matches(row: dict[str, Any], accession: str | None, period_prefix: str | None) -> bool:
@@ -438,8 +531,15 @@ FINANCIALS: tuple[SubTool, ...] = (
     SubTool("get_historical_key_ratios", "Key ratios over past periods (trend of P/E, margins, "
             "ROE, growth).", RatioArgs, S.METRICS, _ratios_history, "historical_key_ratios",
             ("ticker", "period")),
-    SubTool("get_financial_segments", "Revenue and other metrics by business or geographic "
-            "segment.", SegmentArgs, S.SEGMENTS, _segments, "segments", ("ticker", "period")),
+    SubTool("get_financial_segments", "Revenue, operating income and gross profit by "
+            "business segment, geography and product line (or any member the user names), "
+            "with each member's share of total revenue; read from the 10-K/10-Q XBRL.",
+            SegmentArgs, S.SEGMENTS, _segments, "segments",
+            ("ticker", "period", "axis", "member", "accession_number"), render_segments,
+            segment_tables),
+    SubTool("get_peers", "Industry peers: companies sharing the company's SIC code, ranked "
+            "by one reported metric for a calendar year (a comps set).", PeerArgs, S.PEERS,
+            _peers, "peers", ("ticker", "metric", "period"), render_peers, peer_tables),
     SubTool("get_earnings", "Earnings reports: actual vs estimated EPS and revenue, surprises. "
             "Omit ticker for the market-wide feed.", EarningsArgs, S.EARNINGS, _earnings,
             "earnings"),
@@ -464,25 +564,42 @@ MARKET_DATA: tuple[SubTool, ...] = (
             _crypto_tickers, "crypto_tickers", ()),
     SubTool("get_company_news", "Recent news articles with links (omit ticker for market "
             "news).", NewsArgs, S.NEWS, _news, "news"),
-    SubTool("get_insider_trades", "Insider buys and sells (Form 4), optionally for one person "
-            "(names are matched to SEC spellings automatically).", InsiderTradeArgs, S.INSIDER,
-            _insider_trades, "insider_trades", ("ticker", "name")),
+    SubTool("get_insider_trades", "Insider buys, sells, grants and option exercises (Form 4): "
+            "owner, role, date, code, shares, price, shares owned after, direct or indirect; "
+            "optionally for one person (names are matched to SEC spellings automatically).",
+            InsiderTradeArgs, S.INSIDER, _insider_trades, "insider_trades",
+            ("ticker", "name", "accession_number"), render_insiders, insider_tables),
     SubTool("get_insider_names", "Names of a company's insiders as spelled in SEC filings.",
             TickerArgs, S.INSIDER, _insider_names, "insider_names"),
     SubTool("get_insider_ownership", "Insider ownership reports (Forms 3 and 5).",
             InsiderOwnershipArgs, S.INSIDER, _insider_ownership, "insider_ownership",
             ("ticker", "name")),
-    SubTool("get_institutional_holdings", "13F institutional holdings: who holds a ticker, or "
-            "what an institution holds.", InstitutionalArgs, S.INSTITUTIONAL, _institutional,
-            "institutional_holdings", ("ticker", "filer_name", "filer_cik")),
+    SubTool("get_institutional_holdings", "13F institutional holdings: what a manager holds "
+            "in a quarter (issuer, CUSIP, value in dollars, shares, put/call, discretion) and "
+            "the change since an earlier quarter; who holds a ticker needs "
+            "FINANCIAL_DATASETS_API_KEY.", InstitutionalArgs, S.INSTITUTIONAL, _institutional,
+            "institutional_holdings",
+            ("ticker", "filer_name", "filer_cik", "quarter", "compare_to", "accession_number"),
+            render_holdings, holdings_tables),
     SubTool("get_beneficial_ownership", "13D/13G beneficial owners (over 5%), activist or "
-            "passive.", BeneficialArgs, S.INSTITUTIONAL, _beneficial, "beneficial_ownership",
+            "passive.", BeneficialArgs, S.BENEFICIAL, _beneficial, "beneficial_ownership",
             ("ticker", "filer_name", "filer_cik", "type")),
 )
 
 FILINGS: tuple[SubTool, ...] = (
-    SubTool("list_filings", "List a company's SEC filings (accession numbers, dates, forms).",
-            FilingListArgs, S.FILINGS, _filing_list, "filings", ("ticker", "filing_types")),
+    SubTool("list_filings", "List a company's SEC filings of any form (accession numbers, "
+            "dates, forms, 8-K items).", FilingListArgs, S.FILINGS, _filing_list, "filings",
+            ("ticker", "filing_types", "items")),
+    SubTool("get_earnings_releases", "The company's earnings press releases (8-K Item 2.02, "
+            "Exhibit 99.1): the quarter's headline figures from the release's own tables, "
+            "the outlook/guidance paragraphs, and the release text.", EarningsReleaseArgs,
+            S.EARNINGS_RELEASES, _earnings_releases, "earnings_releases",
+            ("ticker", "accession_number"), render_releases, release_tables),
+    SubTool("search_filings", "EDGAR full-text search across all filers' documents since "
+            "2001: which filings mention a word or phrase, by form, date range and filer; "
+            "hits with form, filer, date and link.", FullTextArgs, S.FULL_TEXT_SEARCH,
+            _search_filings, "search", ("query", "forms", "entity", "start_date",
+                                        "end_date"), render_search, no_tables),
     SubTool("read_10k_items", "Read sections of a 10-K annual report (latest unless "
             "fiscal_year or accession_number is given).", AnnualReportArgs, S.FILING_SECTIONS,
             _read_10k, "10-K", ("ticker", "fiscal_year", "accession_number", "items"),
