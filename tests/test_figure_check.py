@@ -241,6 +241,18 @@ def test_a_segment_figure_is_checked_against_the_filings_own_table() -> None:
     assert found["$96.2 billion"].status == "supported"
 
 
+def test_a_relative_clause_narrows_its_metric_to_the_segment_it_refers_to() -> None:
+    ledger = text_ledger(APPLE_10K, "AAPL")
+    first, second = verify_answer("Fiscal 2024 growth came from higher net sales of "
+                                  "Services, whose net sales reached $96.2 billion [S1]. "
+                                  "Total net sales reached $96.2 billion in fiscal 2024 "
+                                  "[S1].", ledger).figures
+    assert first.status == "supported" and first.reading is not None
+    assert first.reading.qualifier == "Services"
+    assert second.status == "misattributed"  # FY2024 total net sales: $391.0 billion
+    assert second.reason == "$96.2 billion is FY2024 Services [S1], not total net sales"
+
+
 def test_a_release_states_its_calendar_so_its_quarters_are_named() -> None:
     ledger = text_ledger(ADOBE_RELEASE, "ADBE")
     assert ledger.sources[0].fiscal_year_end == "1202"

@@ -104,15 +104,18 @@ def _describe(period: RowPeriod | None) -> str:
     return period.label if period is not None else ""
 
 
+def _tied_periods(tied: Sequence[Evidence]) -> list[PeriodRef]:
+    """The years and quarters of the cells a sentence's other figures matched."""
+    return [PeriodRef("fy", year=e.period.year) if e.period.kind == "fy" else
+            PeriodRef("quarter", year=e.period.year, quarter=e.period.quarter)
+            for e in tied if e.period is not None and e.period.year is not None
+            and e.period.kind in ("fy", "quarter")]
+
+
 def _pairs(r: Reading, cells: Sequence[Evidence], tied: Sequence[Evidence]
            ) -> list[tuple[Evidence, Evidence]]:
     """(current, base) cell pairs of one metric for a change."""
-    current: list[PeriodRef] = list(r.periods)
-    if not current:
-        current = [PeriodRef("fy", year=e.period.year) if e.period.kind == "fy" else
-                   PeriodRef("quarter", year=e.period.year, quarter=e.period.quarter)
-                   for e in tied if e.period is not None and e.period.year is not None
-                   and e.period.kind in ("fy", "quarter")]
+    current: list[PeriodRef] = list(r.periods) or _tied_periods(tied)
     if not current:
         current = _latest(cells)
     groups = _group(cells)
@@ -250,12 +253,7 @@ def _ratio(r: Reading, index: EvidenceIndex, pool: Collection[str] | None,
            tied: Sequence[Evidence], *, percent: bool = True) -> Derivation | None:
     tops = _cells(index, numerator, pool, companies)
     first: Derivation | None = None
-    refs: list[PeriodRef] = list(r.periods)
-    if not refs:
-        refs = [PeriodRef("fy", year=e.period.year) if e.period.kind == "fy" else
-                PeriodRef("quarter", year=e.period.year, quarter=e.period.quarter)
-                for e in tied if e.period is not None and e.period.year is not None
-                and e.period.kind in ("fy", "quarter")]
+    refs: list[PeriodRef] = list(r.periods) or _tied_periods(tied)
     for denominator in denominators:
         bottoms = _cells(index, denominator, pool, companies)
         candidates = [(t, b) for t in tops for b in bottoms

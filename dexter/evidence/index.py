@@ -139,7 +139,7 @@ def table_evidence(source_id: str, table: DataTable, source_entity: str = ""
     for i, label in enumerate(table.index):
         date = table.dates[i] if table.dates else ""
         periods.append(row_period(label, date, table.title) if by_period else None)
-        entities.append(table.entity or source_entity if by_period or table.index_name
+        entities.append(table.ticker or source_entity if by_period or table.index_name
                         not in ("ticker", "symbol") else label)
     for column in table.columns:
         if not column.numeric:

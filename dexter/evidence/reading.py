@@ -795,6 +795,12 @@ def _qualifier(answer: str, mention: _MetricMention, claim: Claim, unit_start: i
         taken.insert(0, word.rstrip(".,"))
     if taken:
         return " ".join(taken)
+    antecedent = _WHOSE.search(before)
+    if antecedent is not None and not _at_company(
+            companies, mention.start - len(before) + antecedent.start("word")):
+        word = antecedent.group("word")  # "net sales of Services, whose net sales": Services
+        if word.lower() not in _NEUTRAL and not _PERIOD_WORD.fullmatch(word.lower()):
+            return word
     tail_end = claim.start if claim.start > mention.end else min(len(answer), mention.end + 40)
     tail = answer[mention.end:tail_end]
     stop = _AMOUNT_START.search(tail)
@@ -890,6 +896,7 @@ def _bind_periods(answer: str, claim: Claim, unit_periods: list[Mention],
 
 _CAPITALISED = re.compile(r"[A-Z][A-Za-z&.-]+")
 _HAS_LETTER = re.compile(r"[^\W\d_]")
+_WHOSE = re.compile(r"\b(?P<word>[A-Z][\w&-]*(?: [A-Z][\w&-]*){0,2}),?\s+(?:whose|of which)\s+$")
 
 
 def _company_mentions(answer: str, resolve: Resolver) -> list[tuple[int, int, str]]:

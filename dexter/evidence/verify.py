@@ -555,12 +555,14 @@ def _sign_problem(r: Reading, e: Evidence) -> str | None:
     return None
 
 
+_FOOTNOTE = re.compile(r"\s*\(\d\)$|\s*\[\d\]$")
+
+
 def _row_name(e: Evidence) -> str:
     """A filing table row's name as a reason says it: the row's label, with its section
     only when the label alone names no line ("Gross margin: Products")."""
-    if e.fields and ": " in e.row:
-        return e.row.rpartition(": ")[2]
-    return e.row
+    name = e.row.rpartition(": ")[2] if e.fields and ": " in e.row else e.row
+    return _FOOTNOTE.sub("", name)  # "Services (1)": the footnote mark is no part of it
 
 
 def _describe(e: Evidence | None, r: Reading) -> str:
@@ -571,7 +573,7 @@ def _describe(e: Evidence | None, r: Reading) -> str:
     if e.where == "text":
         return "a number in the text"
     period = e.period.label if e.period is not None else e.column
-    label = e.label if e.where == "table" else (_row_name(e) if e.fields else e.row) or e.label
+    label = e.label if e.where == "table" else _row_name(e) or e.label
     if period and period in label:
         period = ""  # "Revenue FY2023" names its period already
     company = f"{e.entity}'s " if e.entity and r.companies and e.entity not in r.companies \
@@ -699,19 +701,26 @@ def _entity_names(ledger: SourceLedger) -> dict[str, str]:
     out: dict[str, str] = {}
     for source in ledger.sources:
         for table in source.tables:
+            if table.ticker and table.entity and table.entity.upper() != table.ticker:
+                _add_name(out, table.entity, table.ticker)  # "Apple Inc." of AAPL
             names = next((c for c in table.columns if c.name in ("name", "company_name",
                                                                  "entity_name")), None)
             if names is None:
                 continue
             for i, value in enumerate(names.values):
                 ticker = table.index[i] if table.index_name in ("ticker", "symbol") else \
-                    table.entity or source.entity
+                    table.ticker or source.entity
                 if isinstance(value, str) and ticker:
-                    key = _name_key(value)
-                    if key:
-                        out[key] = ticker.upper()
-                        first = _name_key(value.split()[0]) if value.split() else ""
-                        if len(first) >= 3:
-                            out.setdefault(first, ticker.upper())
+                    _add_name(out, value, ticker)
     return out
+
+
+def _add_name(out: dict[str, str], name: str, ticker: str) -> None:
+    """``name`` (and its first word, when long enough) as a name of ``ticker``."""
+    key = _name_key(name)
+    if key:
+        out[key] = ticker.upper()
+        first = _name_key(name.split()[0]) if name.split() else ""
+        if len(first) >= 3:
+            out.setdefault(first, ticker.upper())
 

@@ -290,6 +290,11 @@ class ReadFileTool(Tool[ReadFileParams]):
         name = Path(args.path).name
         return ToolOutput(text, tables=tuple(tables_from_file(name, lines_read(text))))
 
+    def evidence(self, content: str) -> str:
+        """The file's own text: without the ``File: ...`` header, the line numbers and the
+        paging hint, whose numbers are not the file's (``141:`` is no figure)."""
+        return file_text_of(content)
+
 
 def lines_read(output: str) -> str:
     """The file's text in a :func:`read_lines` output: the numbered lines without their
@@ -301,11 +306,6 @@ def lines_read(output: str) -> str:
             break
         lines.append(text)
     return "\n".join(lines)
-
-    def evidence(self, content: str) -> str:
-        """The file's own text: without the ``File: ...`` header, the line numbers and the
-        paging hint, whose numbers are not the file's (``141:`` is no figure)."""
-        return file_text_of(content)
 
 
 # -- writing helpers ---------------------------------------------------------------------
