@@ -49,13 +49,7 @@ _CURRENCY = re.compile(r"(?:US\$|C\$|A\$|HK\$|\$|€|£|¥|USD|EUR|GBP|JPY|CNY|R
                        re.IGNORECASE)
 _MONTH_NAMES = ("january|february|march|april|may|june|july|august|september|october|"
                 "november|december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec")
-_MONTH_BEFORE = re.compile(rf"\b(?:{_MONTH_NAMES})\.?\s+$", re.IGNORECASE)
 _MONTH_AFTER = re.compile(rf"^(?:st|nd|rd|th)?\s+(?:{_MONTH_NAMES})\b", re.IGNORECASE)
-_REFERENCE_BEFORE = re.compile(
-    r"\b(?:item|items|note|notes|part|section|sections|page|pages|exhibit|rule|topic|asc|"
-    r"table|step|schedule|chapter|form|cik|no\.|number|#|footnote|line|lines|row|column|"
-    r"figure|fig\.|appendix|article|clause|paragraph|tier|level|stage|phase|round|day|"
-    r"week|year|grade)\s*$", re.IGNORECASE)
 _TIME_AFTER = re.compile(
     r"^[\s-]*(?:days?|weeks?|months?|quarters?|years?|hours?|minutes?|seconds?|yrs?|qtrs?|"
     r"employees|people|countries|states|markets|stores|segments|products|models|times)\b",

@@ -183,17 +183,8 @@ def _after_base(text: str) -> bool:
         (len(found) >= 3 and " ".join(found[-3:]) in _BASE_PAIRS)
 
 
-def _after_to(text: str) -> bool:
-    return _to_last(_last_words(text))
-
-
 def _to_last(found: list[str]) -> bool:
     return bool(found) and found[-1] == "to"
-
-
-def _after_change(text: str) -> bool:
-    """"up $7.8B", "by $7.8B", "an increase of $7.8B"."""
-    return _change_last(_last_words(text))
 
 
 def _change_last(found: list[str]) -> bool:
@@ -204,20 +195,11 @@ def _change_last(found: list[str]) -> bool:
     return len(found) >= 2 and found[-1] == "of" and found[-2] in _DIFF_NOUNS
 
 
-def _after_share(text: str) -> bool:
-    return _share_last(_last_words(text))
-
-
 def _share_last(found: list[str]) -> bool:
     if not found:
         return False
     return found[-1] in _SHARE_WORDS or (len(found) >= 2 and " ".join(found[-2:])
                                          in _SHARE_PAIRS)
-
-
-def _direction(window: str) -> int:
-    """-1 when the words say a fall, +1 a rise, 0 neither (the first such word decides)."""
-    return _direction_of(_WORDS_OF.findall(window.lower()))
 
 
 def _direction_of(found: list[str]) -> int:
@@ -227,11 +209,6 @@ def _direction_of(found: list[str]) -> int:
         if word in _UP_WORDS:
             return 1
     return 0
-
-
-def _says_change(window: str) -> bool:
-    lowered = window.lower()
-    return _change_said(lowered, _WORDS_OF.findall(lowered))
 
 
 def _change_said(lowered: str, found: list[str]) -> bool:
