@@ -206,29 +206,37 @@ def scale_of(after: re.Match[str]) -> float:
     return 1.0
 
 
+_GLUE_AFTER = frozenset("/\\-–.('’")
+"""What may follow a number that is part of a word or code (a path, ``10-K``, ``401(k)``)."""
+
+
 def glued_to_letters(masked: str, start: int, end: int) -> bool:
     """Whether the number at ``start``-``end`` is part of a word or code: ``Q3``,
     ``FY2024``, ``S3``, ``10-K``, ``COVID-19``, ``FY'24``, a path, a version."""
     prev = masked[start - 1] if start else ""
-    prev2 = masked[start - 2] if start > 1 else ""
+    if prev:
+        if prev.isalpha() or prev in "/_#@\\'’":
+            return True
+        if prev in ".-–" and start > 1:
+            prev2 = masked[start - 2]
+            if prev == "." and prev2.isalnum():
+                return True  # a version number's later part, a file extension
+            if prev != "." and prev2.isalpha():
+                return True  # Nasdaq-100, COVID-19, F-150
     nxt = masked[end] if end < len(masked) else ""
+    if not nxt or nxt not in _GLUE_AFTER:
+        return False  # the common case: a space, a sign or a unit follows
     nxt2 = masked[end + 1] if end + 1 < len(masked) else ""
-    if prev and (prev.isalpha() or prev in "/_#@\\'’"):
-        return True
-    if prev == "." and prev2.isalnum():
-        return True  # a version number's later part, a file extension
-    if prev in "-–" and prev2.isalpha():
-        return True  # Nasdaq-100, COVID-19, F-150
-    if nxt and nxt in "/\\" and nxt2.isalnum():
+    if nxt in "/\\" and nxt2.isalnum():
         return True  # 9/28, a path
-    if nxt and nxt in "-–" and nxt2.isalpha():
+    if nxt in "-–" and nxt2.isalpha():
         return True  # 10-K, 52-week
     if nxt == "." and nxt2.isalpha() and nxt2.isupper() and end + 2 < len(masked) \
             and masked[end + 2].isalpha():
         return True  # 2330.TW
     if nxt == "(" and nxt2.isalpha() and masked[end + 2:end + 3] == ")":
         return True  # 401(k)
-    return bool(nxt) and nxt in "'’" and nxt2.isalpha()
+    return nxt in "'’" and nxt2.isalpha()
 
 
 def _claim_at(masked: str, match: re.Match[str], original: str) -> Claim | None:

@@ -217,8 +217,8 @@ def _change_said(lowered: str, found: list[str]) -> bool:
         "on year" in lowered or "over-quarter" in lowered or "over quarter" in lowered
 
 
-def _says_compound(text: str) -> bool:
-    lowered = text.lower()
+def _says_compound(lowered: str) -> bool:
+    """Whether words in lower case say a compound rate ("compounded", "a year", "CAGR")."""
     if "compound" in lowered or (" a year" in lowered and "a year earlier" not in lowered):
         return True
     return "per year" in lowered or "each year" in lowered or "yearly average" in lowered or \
@@ -502,6 +502,8 @@ def read_answer(answer: str, claims: Sequence[Claim], resolve: Resolver,
     structure = _structure(answer, citations)
     unit_starts = [u[0] for u in structure.units]
     lowered = answer.lower()
+    if len(lowered) != len(answer):  # "İ" lowers to two characters: keep offsets aligned
+        lowered = "".join(c if len(c.lower()) != 1 else c.lower() for c in answer)
     mentions = [_MetricMention(a, b, tuple(m.field for m in found), answer[a:b],
                                "loss" in lowered[a:b] or "deficit" in lowered[a:b])
                 for a, b, found in metrics.metrics_at(answer)]
@@ -523,12 +525,20 @@ def read_answer(answer: str, claims: Sequence[Claim], resolve: Resolver,
 
     readings: list[Reading] = []
     breaks: dict[tuple[int, int], _Breaks] = {}
+    known: dict[str, list[tuple[int, int, str]]] = {}
+
+    def named(text: str) -> list[tuple[int, int, str]]:
+        """The companies a table's row label, header or caption names (each read once)."""
+        if text not in known:
+            known[text] = _company_mentions(text, resolve)
+        return known[text]
+
     for index, (claim, u, cell) in enumerate(placed):
         start, end = structure.units[u] if structure.units else (0, len(answer))
         siblings = tuple(i for i in by_unit[u] if i != index)
         if cell is not None:
             readings.append(_read_cell(answer, claim, index, cell, (start, end), siblings,
-                                       resolve, structure, companies, company_starts))
+                                       named, structure, companies, company_starts))
             continue
         readings.append(_read_prose(
             answer, claim, index, (start, end), siblings, mentions, mention_starts, periods,
@@ -546,6 +556,9 @@ def _cell_at(structure: _Structure, offset: int) -> _Cell | None:
     return None
 
 
+_FAR = 1 << 62
+
+
 @dataclass(slots=True)
 class _Breaks:
     """A unit's clause breaks, found once for all its figures: (where a clause starts
@@ -558,12 +571,13 @@ class _Breaks:
 def _breaks(lowered: str, start: int, end: int, protected: Sequence[tuple[int, int]]
             ) -> _Breaks:
     """The clause breaks of the unit ``start``-``end`` (``lowered``: the answer in lower
-    case)."""
+    case; ``protected``: the metric phrases' spans, in order and apart)."""
     starts: list[int] = []
     cuts: list[int] = []
     for match in _BREAK.finditer(lowered, start, end):
         a = match.start()
-        if any(p0 <= a < p1 for p0, p1 in protected):
+        k = bisect.bisect_right(protected, (a, _FAR)) - 1  # the spans are in order
+        if k >= 0 and a < protected[k][1]:
             continue  # never inside a metric's name ("selling, general and administrative")
         cuts.append(a)
         starts.append(a + (1 if lowered[a] in ",;:" else 0))
@@ -589,7 +603,7 @@ def _read_prose(answer: str, claim: Claim, index: int, unit: tuple[int, int],
                 siblings: tuple[int, ...], mentions: list[_MetricMention],
                 mention_starts: list[int], periods: list[Mention], period_starts: list[int],
                 companies: list[tuple[int, int, str]], company_starts: list[int],
-                citations: Sequence[object], citation_starts: list[int],
+                citations: Sequence[Citation], citation_starts: list[int],
                 structure: _Structure, unit_claims: list[Claim],
                 breaks: dict[tuple[int, int], _Breaks], lowered: str) -> Reading:
     start, end = unit
@@ -600,7 +614,7 @@ def _read_prose(answer: str, claim: Claim, index: int, unit: tuple[int, int],
         breaks[unit] = _breaks(lowered, start, end, [(m.start, m.end) for m in unit_mentions])
     c_start, c_end = _clause(breaks[unit], start, end, claim)
 
-    role, direction = _role(answer, claim, start, c_start, c_end)
+    role, direction = _role(answer, lowered, claim, start, c_start, c_end)
     # a share's "of revenue" names what it is a share of, not what it is
     mention = _bind_metric(answer, claim, unit_mentions if role != "share" else
                            [m for m in unit_mentions if m.start < claim.start],
@@ -634,7 +648,7 @@ def _read_prose(answer: str, claim: Claim, index: int, unit: tuple[int, int],
                                                     unit_claims)
     company, company_text, inherited = _bind_company(answer, claim, companies, company_starts,
                                                      start, c_end, structure)
-    polarity = _polarity(answer, claim, mention, loss, c_start, c_end)
+    polarity = _polarity(lowered, claim, mention, loss, c_start, c_end)
     cited = _cited(answer, claim, citations, citation_starts, start, end)
     return Reading(claim=claim, index=index, cited=cited, fields=fields, metric=metric_text,
                    qualified=qualified, qualifier=qualifier, periods=own,
@@ -665,19 +679,20 @@ def _fields_for(found: tuple[str, ...], claim: Claim, role: Role) -> tuple[str, 
     return tuple(dict.fromkeys(out))
 
 
-def _role(answer: str, claim: Claim, unit_start: int, c_start: int, c_end: int
+def _role(answer: str, lowered: str, claim: Claim, unit_start: int, c_start: int, c_end: int
           ) -> tuple[Role, int]:
+    """``lowered``: the answer in lower case."""
     after = answer[claim.end:min(c_end, claim.end + 40)]
     # the words right before the figure (in its clause), and around it (in its unit)
     tail = answer[max(c_start, claim.start - 40):claim.start].split()[-4:]
     last = _last_words(" ".join(tail))
-    window = (f"{' '.join(answer[max(unit_start, claim.start - 40):claim.start].split()[-4:])}"
-              f" {' '.join(after.split()[:4])}").lower()
+    window = (f"{' '.join(lowered[max(unit_start, claim.start - 40):claim.start].split()[-4:])}"
+              f" {' '.join(lowered[claim.end:claim.end + len(after)].split()[:4])}")
     found = _WORDS_OF.findall(window)
     direction = _direction_of(found)
     if claim.kind == "percent":
-        if _says_compound(answer[max(unit_start, claim.start - 80):claim.start]) or \
-                _says_compound(answer[claim.end:min(len(answer), claim.end + 24)]):
+        if _says_compound(lowered[max(unit_start, claim.start - 80):claim.start]) or \
+                _says_compound(lowered[claim.end:claim.end + 24]):
             return "cagr", direction
         if _share_last(last) or (not direction and _SHARE_AFTER.match(answer, claim.end)):
             return "share", direction
@@ -929,43 +944,44 @@ def _bind_company(answer: str, claim: Claim, companies: list[tuple[int, int, str
     return (), "", False
 
 
-def _polarity(answer: str, claim: Claim, mention: _MetricMention | None, loss: bool,
+def _polarity(lowered: str, claim: Claim, mention: _MetricMention | None, loss: bool,
               c_start: int, c_end: int) -> int:
+    """``lowered``: the answer in lower case."""
     if claim.negative:
         return -1
     if loss:
         return -1
     start = max(c_start, mention.start - 30) if mention is not None and \
         c_start <= mention.start < claim.start else max(c_start, claim.start - 30)
-    window = answer[start:claim.start] + " " + answer[claim.end:min(c_end, claim.end + 30)]
+    window = lowered[start:claim.start] + " " + lowered[claim.end:min(c_end, claim.end + 30)]
     if mention is not None and mention.start >= start:
-        window = window.replace(mention.text, " ")
-    tokens = set(_WORDS_OF.findall(window.lower()))
-    if tokens & _LOSS_WORDS or "net use" in window.lower():
+        window = window.replace(lowered[mention.start:mention.end], " ")
+    tokens = set(_WORDS_OF.findall(window))
+    if not tokens.isdisjoint(_LOSS_WORDS) or "net use" in window:
         return -1
-    if tokens & _GAIN_WORDS or (mention is not None and "profit" in mention.text.lower()):
+    if not tokens.isdisjoint(_GAIN_WORDS) or (
+            mention is not None and "profit" in lowered[mention.start:mention.end]):
         return 1
     return 0
 
 
-def _cited(answer: str, claim: Claim, citations: Sequence[object], starts: list[int],
+def _cited(answer: str, claim: Claim, citations: Sequence[Citation], starts: list[int],
            unit_start: int, unit_end: int) -> tuple[str, ...]:
     first = bisect.bisect_left(starts, unit_start)
     last = bisect.bisect_left(starts, unit_end)
-    groups = list(citations[first:last])
-    if not groups:
+    if first == last:
         return ()
-    after = [c for c in groups if getattr(c, "start", 0) >= claim.end]
-    if after:
-        chosen = [after[0]]
-        for c in after[1:]:
-            if getattr(c, "start", 0) - getattr(chosen[-1], "end", 0) <= 6 and not \
-                    answer[getattr(chosen[-1], "end", 0):getattr(c, "start", 0)].strip(" ,;and"):
+    k = bisect.bisect_left(starts, claim.end, first, last)
+    if k < last:  # the first citation after the figure, with the ones right after it
+        chosen = [citations[k]]
+        for c in citations[k + 1:last]:
+            end = chosen[-1].end
+            if c.start - end <= 6 and not answer[end:c.start].strip(" ,;and"):
                 chosen.append(c)
             else:
                 break
-        return tuple(dict.fromkeys(str(getattr(c, "id", "")) for c in chosen))
-    return tuple(dict.fromkeys(str(getattr(c, "id", "")) for c in groups))
+        return tuple(dict.fromkeys(c.id for c in chosen))
+    return tuple(dict.fromkeys(c.id for c in citations[first:last]))
 
 
 @lru_cache(maxsize=4096)
@@ -974,8 +990,10 @@ def _label_metrics(text: str) -> list[tuple[int, int, tuple[metrics.Metric, ...]
 
 
 def _read_cell(answer: str, claim: Claim, index: int, cell: _Cell, unit: tuple[int, int],
-               siblings: tuple[int, ...], resolve: Resolver, structure: _Structure,
-               companies: list[tuple[int, int, str]], company_starts: list[int]) -> Reading:
+               siblings: tuple[int, ...], named: Callable[[str], list[tuple[int, int, str]]],
+               structure: _Structure, companies: list[tuple[int, int, str]],
+               company_starts: list[int]) -> Reading:
+    """``named``: the companies a text names."""
     label_metrics = _label_metrics(cell.row)
     head_metrics = _label_metrics(cell.header)
     fields: tuple[str, ...] = ()
@@ -1018,7 +1036,7 @@ def _read_cell(answer: str, claim: Claim, index: int, cell: _Cell, unit: tuple[i
     company_text = ""
     inherited = False
     for text in (cell.row, cell.header, cell.caption):
-        for found_c in _company_mentions(text, resolve):
+        for found_c in named(text):
             company, company_text = (found_c[2],), text[found_c[0]:found_c[1]]
             break
         if company:

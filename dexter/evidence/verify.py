@@ -354,11 +354,24 @@ class _Checker:
         from the cells of ``pool``, every source when None)."""
         claim = r.claim
         change = r.role in ("growth", "cagr", "difference", "share")
-        calcs = [e for e in candidates if e.where == "calc"]
-        structured = [e for e in candidates if e.where in ("table", "row")]
-        tabled = {e.source for e in structured if e.where == "table"}
-        # a source's own data table says more than the same numbers in its text
-        structured = [e for e in structured if e.where == "table" or e.source not in tabled]
+        calcs: list[Evidence] = []
+        structured: list[Evidence] = []
+        tabled: set[str] = set()
+        plain: list[Evidence] = []
+        for e in candidates:
+            where = e.where
+            if where == "table":
+                structured.append(e)
+                tabled.add(e.source)
+            elif where == "row":
+                structured.append(e)
+            elif where == "calc":
+                calcs.append(e)
+            else:
+                plain.append(e)
+        if tabled:
+            # a source's own data table says more than the same numbers in its text
+            structured = [e for e in structured if e.where == "table" or e.source not in tabled]
         if change:
             structured = [e for e in structured if _is_change_cell(e, r)]
         if r.qualifier:
@@ -369,7 +382,7 @@ class _Checker:
             if named:
                 structured = named
         with_cells = {e.source for e in structured}
-        texts = [e for e in candidates if e.where == "text" and e.source not in with_cells]
+        texts = [e for e in plain if e.source not in with_cells] if with_cells else plain
         judged = [(e, self._agreement(r, e)) for e in structured]
         agreeing = [e for e, problem in judged if problem is None]
         if agreeing:
