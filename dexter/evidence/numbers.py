@@ -69,7 +69,7 @@ _NAME_AFTER = re.compile(r"[ \u00a0][A-Z][A-Za-z]")
 # month's name), so a long answer is scanned quickly.
 _LINKS = re.compile(r"https?://\S+|www\.\S+")
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+\.[\w.]+")
-_JOINED = re.compile(r"\d[\d:/\-]*[:/\-]\d[\d:/\-]*(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?"
+_JOINED = re.compile(r"\d(?<!\d\d)[\d:/\-]*[:/\-]\d[\d:/\-]*(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?"
                      r"(?:Z|[+-]\d{2}:?\d{2})?)?(?:\s?[ap]\.?m\.?)?")
 _JOINED_FRAMING = re.compile(
     r"\d{10}-\d{2}-\d{6}"  # SEC accession numbers
@@ -151,7 +151,8 @@ def mask_framing(text: str, *, dates: bool = True, runs: bool = True) -> str:
     ``dates=False`` leaves "Sep 28, 2024" alone (a figure reader excludes its day and year
     itself: a month before or after a day, a bare year); ``runs=False`` leaves 18-digit
     runs (plain accession numbers) to the reader as well."""
-    spans = [m.span() for m in _LINKS.finditer(text)]
+    spans = [m.span() for m in _LINKS.finditer(text)] if "http" in text or "www." in text \
+        else []
     if "@" in text:
         spans.extend(m.span() for m in _EMAIL.finditer(text))
     for m in _JOINED.finditer(text):
@@ -239,6 +240,11 @@ def glued_to_letters(masked: str, start: int, end: int) -> bool:
     return nxt in "'’" and nxt2.isalpha()
 
 
+_AFTER_FIRST = frozenset(")%×kmbtpxKMBTPX\u212a")
+"""The characters a match of :data:`AFTER` can start with; after one space, these:"""
+_AFTER_SECOND = frozenset("%×tmbpxduTMBPXDU")
+
+
 def _claim_at(masked: str, match: re.Match[str], original: str) -> Claim | None:
     start, end = match.span()
     raw = match.group()
@@ -256,10 +262,12 @@ def _claim_at(masked: str, match: re.Match[str], original: str) -> Claim | None:
     tail = _tail_word(before)
     if tail in _REFERENCE_WORDS or tail.rstrip(".") in _MONTH_WORDS:
         return None  # Item 7, Note 12, Sep 28
-    after = AFTER.match(masked, end)
-    assert after is not None  # every group is optional
-    after_end = after.end()
-    if after_end == end:  # nothing after the number: the common case, read fast
+    after: re.Match[str] | None = None
+    if nxt and (nxt in _AFTER_FIRST or (nxt.isspace() and end + 1 < len(masked)
+                                        and masked[end + 1] in _AFTER_SECOND)):
+        after = AFTER.match(masked, end)  # else no scale or unit can follow
+    after_end = after.end() if after is not None else end
+    if after is None or after_end == end:  # nothing after the number: read fast
         if nxt.isalpha():
             return None
         unit, scale, money, word_or_short = "", 1.0, None, False

@@ -212,13 +212,14 @@ def _year(text: str) -> int:
     return value if value >= 100 else 2000 + value if value < 70 else 1900 + value
 
 
+@lru_cache(maxsize=4096)
 def _date(text: str) -> dt.date | None:
     text = text.strip().lower().replace(",", " ")
-    iso = re.fullmatch(r"(\d{4})-(\d{2})-(\d{2})", text)
+    iso = _ISO_DATE.fullmatch(text)
     try:
         if iso:
             return dt.date(int(iso[1]), int(iso[2]), int(iso[3]))
-        words = re.findall(r"[a-z]+|\d+", text)
+        words = _DATE_WORD.findall(text)
         month = next(MONTHS[w] for w in words if w in MONTHS)
         numbers = [int(w) for w in words if w.isdigit()]
         day, year = (numbers[0], numbers[1]) if numbers[0] < 100 else (numbers[1], numbers[0])
@@ -228,6 +229,10 @@ def _date(text: str) -> dt.date | None:
 
 
 _WORD = re.compile(r"[A-Za-z0-9]+")
+_ISO_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
+_DATE_WORD = re.compile(r"[a-z]+|\d+")
+_YEAR = re.compile(r"(?:19|20)\d{2}")
+_RANGE = re.compile(r"to|through|-|–")
 
 
 def find_periods(text: str) -> list[Mention]:
@@ -267,21 +272,23 @@ def _starts(lowered: str) -> list[tuple[int, str]]:
     of a long answer is not)."""
     if len(lowered) < 400:
         return [(m.start(), m[0]) for m in _WORD.finditer(lowered) if _alternatives(m[0])]
-    found = []
-    for token in set(_WORD.findall(lowered)):
-        if not _alternatives(token):
-            continue
-        for m in _literal(token).finditer(lowered):
-            at = m.start()
-            if not at or not ("a" <= lowered[at - 1] <= "z" or "0" <= lowered[at - 1] <= "9"):
-                found.append((at, token))
+    found = [(m.start(), token) for token in set(_WORD.findall(lowered))
+             if _alternatives(token) for m in _literal(token).finditer(lowered)]
     found.sort()
     return found
 
 
+_SPACE_AFTER = frozenset(("3", "6", "9", "12", "13", "14", "52", "53", "as", "at", "on"))
+"""Words that start a period only before a space ("3 months ended", "as of", "at Sep 28")."""
+
+
 @lru_cache(maxsize=4096)
 def _literal(token: str) -> re.Pattern[str]:
-    return re.compile(re.escape(token) + "(?![a-z0-9])")
+    """``token`` as a whole word of a lower-case text (the literal first, so the scan
+    skips to its places)."""
+    word = re.escape(token)
+    after = r"(?=\s)" if token in _SPACE_AFTER else "(?![a-z0-9])"
+    return re.compile(rf"{word}(?<![a-z0-9]{word}){after}")
 
 
 def _refs(m: re.Match[str]) -> tuple[PeriodRef, ...]:
@@ -311,9 +318,9 @@ def _refs(m: re.Match[str]) -> tuple[PeriodRef, ...]:
     if g("partial"):
         return (PeriodRef("partial"),)
     if g("years"):
-        years = [int(y) for y in re.findall(r"(?:19|20)\d{2}", g("ylist"))]
+        years = [int(y) for y in _YEAR.findall(g("ylist"))]
         text = g("ylist")
-        if re.search(r"to|through|-|–", text) and len(years) == 2 and years[0] != years[1]:
+        if _RANGE.search(text) and len(years) == 2 and years[0] != years[1]:
             low, high = sorted(years)
             if high - low <= 12:
                 years = list(range(low, high + 1))

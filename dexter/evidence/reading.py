@@ -243,6 +243,10 @@ _SHARE_AFTER = re.compile(r"\s*(?:\[[^\]]*\]\s*)?of\s+(?:the\s+|its\s+|total\s+|
                           r"apple's\s+|the\s+company's\s+)*(?P<what>[a-z&][\w&\s,'-]{0,60})",
                           re.IGNORECASE)
 _RESPECTIVELY = re.compile(r"\brespectively\b", re.IGNORECASE)
+_BRACKETED = re.compile(r"\[[^\]]*\]")
+_CLAUSE_WORD = re.compile(r"[A-Za-z][\w&'’-]*")
+_GROWTH_HEADER = re.compile(r"growth|change|yoy|y/y|vs\.?|increase|decrease|chg|\bδ")
+_CHANGE_HEADER = re.compile(r"\bchange\b|\bdiff|\bδ|\bchg\b|increase|decrease")
 _SENTENCE_END = re.compile(r"[.!?]\s+(?=[A-Z(\[*\"'“$0-9-])|\n+")
 _ABBREVIATIONS = re.compile(r"(?:\b(?:inc|corp|co|ltd|plc|llc|vs|e\.g|i\.e|approx|est|no|"
                             r"mr|ms|dr|st|u\.s|u\.k|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|"
@@ -733,7 +737,7 @@ def _bind_metric(answer: str, claim: Claim, unit_mentions: list[_MetricMention],
              and not _between(unit_claims, claim.end, m.start, claim)]
     if after:
         gap = answer[claim.end:after[0].start]
-        gap = re.sub(r"\[[^\]]*\]", " ", gap)
+        gap = _BRACKETED.sub(" ", gap)
         if _FILLER_AFTER.fullmatch(gap):
             return after[0]
     if before:
@@ -750,7 +754,7 @@ def _bind_metric(answer: str, claim: Claim, unit_mentions: list[_MetricMention],
 
 def _bare_clause(text: str) -> bool:
     """Whether a clause's words before its figure name nothing of their own."""
-    for word in re.findall(r"[A-Za-z][\w&'’-]*", text):
+    for word in _CLAUSE_WORD.findall(text):
         lowered = word.lower().removesuffix("'s").removesuffix("’s")
         if lowered in _NEUTRAL or _PERIOD_TOKEN.fullmatch(lowered) or \
                 lowered in _MONTHS or lowered in _UP_WORDS or lowered in _DOWN_WORDS:
@@ -787,7 +791,7 @@ def _qualifier(answer: str, mention: _MetricMention, claim: Claim, unit_start: i
         taken.insert(0, word.rstrip(".,"))
     if taken:
         return " ".join(taken)
-    antecedent = _WHOSE.search(before)
+    antecedent = _WHOSE.search(before) if stripped.endswith(("whose", "of which")) else None
     if antecedent is not None and not _at_company(
             companies, mention.start - len(before) + antecedent.start("word")):
         word = antecedent.group("word")  # "net sales of Services, whose net sales": Services
@@ -1002,11 +1006,9 @@ def _read_cell(answer: str, claim: Claim, index: int, cell: _Cell, unit: tuple[i
     role: Role = "level"
     direction = 0
     header_low = f"{cell.header} {cell.row}".lower()
-    if claim.kind == "percent" and re.search(r"growth|change|yoy|y/y|vs\.?|increase|"
-                                             r"decrease|chg|\bδ", header_low):
+    if claim.kind == "percent" and _GROWTH_HEADER.search(header_low):
         role = "cagr" if "cagr" in header_low else "growth"
-    elif claim.kind in ("money", "number") and re.search(r"\bchange\b|\bdiff|\bδ|\bchg\b|"
-                                                          r"increase|decrease", header_low):
+    elif claim.kind in ("money", "number") and _CHANGE_HEADER.search(header_low):
         role = "difference"
     for text, found in ((cell.row, label_metrics), (cell.header, head_metrics)):
         if found:
@@ -1062,6 +1064,8 @@ def _pair_respectively(answer: str, readings: list[Reading],
                        placed: list[tuple[Claim, int, _Cell | None]], structure: _Structure,
                        periods: list[Mention], mentions: list[_MetricMention]) -> None:
     """"Revenue and net income were $391.0B and $93.7B, respectively": pair in order."""
+    if _RESPECTIVELY.search(answer) is None:
+        return
     groups: dict[tuple[int, int], list[int]] = {}
     for r in readings:
         if not r.in_table:

@@ -54,6 +54,8 @@ LIMIT = 400
 """Candidates looked at per figure (more only for the line the figure names)."""
 LOW_PRECISION = 2
 """Figures of at most this many significant digits are easy to find by chance."""
+_CHANGE_COLUMN = re.compile(r"change|growth|%|increase|decrease", re.IGNORECASE)
+_SHARE_ROW = re.compile(r"percent|% of|share", re.IGNORECASE)
 _CALC_SCALES = tuple(10.0 ** (3 * k) for k in (0, 1, 2, 3, 4, -1, -2, -3, -4))
 
 
@@ -530,11 +532,10 @@ def _is_change_cell(e: Evidence, r: Reading) -> bool:
     table's "Change" column) can hold it as it is."""
     if any(name.endswith("_growth") for name in e.fields):
         return True
-    if e.where == "row" and re.search(r"change|growth|%|increase|decrease", e.column,
-                                      re.IGNORECASE):
+    if e.where == "row" and _CHANGE_COLUMN.search(e.column):
         return True
     return r.role == "share" and e.where == "row" and bool(
-        re.search(r"percent|% of|share", e.row, re.IGNORECASE))
+        _SHARE_ROW.search(e.row))
 
 
 def _kin(named: Sequence[str], cell: Sequence[str]) -> bool:
