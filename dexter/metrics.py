@@ -276,7 +276,8 @@ _ACRONYMS = {"eps": "EPS", "ebit": "EBIT", "ebitda": "EBITDA", "usd": "USD", "tt
 
 def metric(field: str) -> Metric | None:
     """The lexicon entry of a field name, or None when the lexicon has none."""
-    return _BY_FIELD.get(field.lower())
+    found = _BY_FIELD.get(field)
+    return found if found is not None else _BY_FIELD.get(field.lower())
 
 
 def label(field: str) -> str:

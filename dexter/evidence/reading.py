@@ -166,7 +166,10 @@ _SHARE_WORDS = frozenset(("represented", "comprised", "contributed"))
 def _last_words(text: str, count: int = 4) -> list[str]:
     """The last words before a figure, lower case, approximations dropped ("up about" ->
     ["up"])."""
-    found = text.lower().split()[-count:]
+    return _approximations_dropped(text.lower().split()[-count:])
+
+
+def _approximations_dropped(found: list[str]) -> list[str]:
     while found and found[-1] in _APPROXIMATE and found[-1] not in _BASE_WORDS:
         found.pop()
     return found
@@ -174,7 +177,10 @@ def _last_words(text: str, count: int = 4) -> list[str]:
 
 def _after_base(text: str) -> bool:
     """Whether a comparison's base follows ("from", "than", "compared with", ...)."""
-    found = _last_words(text)
+    return _base_last(_last_words(text))
+
+
+def _base_last(found: list[str]) -> bool:
     if not found:
         return False
     if found[-1] in _BASE_WORDS or found[-1] in ("year-ago", "prior-year"):
@@ -618,7 +624,9 @@ def _read_prose(answer: str, claim: Claim, index: int, unit: tuple[int, int],
         breaks[unit] = _breaks(lowered, start, end, [(m.start, m.end) for m in unit_mentions])
     c_start, c_end = _clause(breaks[unit], start, end, claim)
 
-    role, direction = _role(answer, lowered, claim, start, c_start, c_end)
+    # the last words before the figure in its unit (lower case), read once for all
+    before = lowered[max(start, claim.start - 40):claim.start].split()[-4:]
+    role, direction = _role(answer, lowered, claim, start, c_start, c_end, before)
     # a share's "of revenue" names what it is a share of, not what it is
     mention = _bind_metric(answer, claim, unit_mentions if role != "share" else
                            [m for m in unit_mentions if m.start < claim.start],
@@ -649,7 +657,7 @@ def _read_prose(answer: str, claim: Claim, index: int, unit: tuple[int, int],
     p_hi = bisect.bisect_left(period_starts, end)
     own, base, period_text, is_base = _bind_periods(answer, claim, periods[p_lo:p_hi],
                                                     mention, c_start, c_end, start, role,
-                                                    unit_claims)
+                                                    unit_claims, before)
     company, company_text, inherited = _bind_company(answer, claim, companies, company_starts,
                                                      start, c_end, structure)
     polarity = _polarity(lowered, claim, mention, loss, c_start, c_end)
@@ -667,31 +675,36 @@ def _fields_for(found: tuple[str, ...], claim: Claim, role: Role) -> tuple[str, 
     """The fields a metric phrase names for a figure of this kind: an amount named by a
     margin is the margin's numerator ("gross margin of $180.7 billion" is gross profit), a
     percentage named by an amount is that amount's margin or its growth."""
+    return _fields_of_kind(found, claim.kind, role)
+
+
+@lru_cache(maxsize=2048)
+def _fields_of_kind(found: tuple[str, ...], kind: str, role: Role) -> tuple[str, ...]:
     out: list[str] = []
     for name in found:
         m = metrics.metric(name)
         if m is None:
             continue
-        if claim.kind == "percent" and role == "level" and m.kind == "amount":
+        if kind == "percent" and role == "level" and m.kind == "amount":
             ratio = [r.field for r in metrics.METRICS
                      if r.parts is not None and r.parts[0] == name and r.parts[1] == "revenue"]
             out.extend(ratio or [name])
-        elif claim.kind == "money" and m.kind == "ratio" and m.parts is not None:
+        elif kind == "money" and m.kind == "ratio" and m.parts is not None:
             out.append(m.parts[0])
         else:
             out.append(name)
     return tuple(dict.fromkeys(out))
 
 
-def _role(answer: str, lowered: str, claim: Claim, unit_start: int, c_start: int, c_end: int
-          ) -> tuple[Role, int]:
-    """``lowered``: the answer in lower case."""
+def _role(answer: str, lowered: str, claim: Claim, unit_start: int, c_start: int, c_end: int,
+          before: list[str]) -> tuple[Role, int]:
+    """``lowered``: the answer in lower case; ``before``: the last words before the figure
+    in its unit, in lower case."""
     after = answer[claim.end:min(c_end, claim.end + 40)]
     # the words right before the figure (in its clause), and around it (in its unit)
     tail = answer[max(c_start, claim.start - 40):claim.start].split()[-4:]
     last = _last_words(" ".join(tail))
-    window = (f"{' '.join(lowered[max(unit_start, claim.start - 40):claim.start].split()[-4:])}"
-              f" {' '.join(lowered[claim.end:claim.end + len(after)].split()[:4])}")
+    window = f"{' '.join(before)} {' '.join(lowered[claim.end:claim.end + len(after)].split()[:4])}"
     found = _WORDS_OF.findall(window)
     direction = _direction_of(found)
     if claim.kind == "percent":
@@ -830,8 +843,9 @@ feb mar apr jun jul aug sep sept oct nov dec
 
 def _bind_periods(answer: str, claim: Claim, unit_periods: list[Mention],
                   mention: _MetricMention | None, c_start: int, c_end: int, unit_start: int,
-                  role: Role, unit_claims: Sequence[Claim] = ()
+                  role: Role, unit_claims: Sequence[Claim], before_words: list[str]
                   ) -> tuple[tuple[PeriodRef, ...], tuple[PeriodRef, ...], str, bool]:
+    """``before_words``: the last words before the figure in its unit, in lower case."""
     own: list[Mention] = []
     base: list[Mention] = []
     clean = answer  # citations are blanked already
@@ -879,8 +893,7 @@ def _bind_periods(answer: str, claim: Claim, unit_periods: list[Mention],
             if p.start >= claim.end and _after_base(clean[max(claim.end, p.start - 40):
                                                                   p.start]):
                 base.append(p)
-    before = clean[max(unit_start, claim.start - 40):claim.start]
-    is_base = role == "level" and _after_base(before)
+    is_base = role == "level" and _base_last(_approximations_dropped(list(before_words)))
     if is_base:
         # "up from $383.3 billion in FY2023": only a period right after it is its own
         own = [p for p in own if p.start >= claim.end]
