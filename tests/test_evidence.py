@@ -210,3 +210,36 @@ def test_marks_sources_and_the_verification_line() -> None:
         ("No data was fetched for this answer; its figure comes from your own words or "
          "calculations on them.")
     assert verification_line({"checked": "x", "status": 3}) != ""  # odd replay data: no crash
+
+
+def test_the_check_leaves_cycle_collection_as_it_found_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import gc
+
+    ledger = SourceLedger()
+    ledger.add("get_financials", {"ticker": "AAPL"}, '{"revenue": 391035000000}')
+    seen: list[bool] = []
+    real = verify_answer.__globals__["_verify_answer"]
+
+    def spy(*args: object) -> object:
+        seen.append(gc.isenabled())
+        return real(*args)
+
+    monkeypatch.setattr("dexter.evidence.verify._verify_answer", spy)
+    assert gc.isenabled()
+    assert verify_answer("Revenue was $391.0 billion [S1].", ledger).status == "verified"
+    assert seen == [False] and gc.isenabled()  # paused during the check, on after it
+    gc.disable()
+    try:
+        verify_answer("Revenue was $391.0 billion [S1].", ledger)
+        assert not gc.isenabled()  # a caller that turned it off keeps it off
+    finally:
+        gc.enable()
+
+    def broken(*args: object) -> object:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr("dexter.evidence.verify._verify_answer", broken)
+    with pytest.raises(RuntimeError):
+        verify_answer("Revenue was $391.0 billion [S1].", ledger)
+    assert gc.isenabled()  # on again after a failure
