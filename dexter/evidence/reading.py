@@ -111,10 +111,10 @@ as than versus vs vs. compared over under about around nearly approximately roug
 some both each all also just only still even yet however whose which where when what who
 whom into onto across per year-over-year yoy sequential sequentially
 """)
-_BREAK = re.compile(  # read in lower case
-    r",\s|;\s|\s[—–]\s|\s(?=[abvctywpudf])(?:and|while|whereas|but|versus|vs\.?|"
-    r"compared\s+(?:with|to)|against|although|though|yet|with|which|plus|as\s+well\s+as|"
-    r"after|before|up\s+from|down\s+from|from)\s")
+_BREAK = re.compile(  # read in lower case; the words by their first letter (a scan is faster)
+    r"[,;]\s|\s(?:[—–]\s|(?:a(?:nd|gainst|lthough|fter|s\s+well\s+as)|w(?:hile|hereas|ith|"
+    r"hich)|b(?:ut|efore)|v(?:ersus|s\.?)|compared\s+(?:with|to)|though|yet|plus|up\s+from|"
+    r"down\s+from|from)\s)")
 _OWN_AFTER = re.compile(
     r"^[\s,]*(?:\(\s*)?(?:(?:year[\s-]over[\s-]year|year[\s-]on[\s-]year|yoy|y/y|"
     r"sequentially|from\s+a\s+year\s+earlier)\s+)?(?:in|for|during|at|as\s+of|of|through|ending|ended|on|by\s+the\s+end"

@@ -297,6 +297,9 @@ class _Checker:
             verdict = self._evaluate(r, inside, pool, tied)
             if verdict.status not in FAILED:
                 return self._figure(r, verdict, cited, claimed)
+            if len(inside) == len(candidates):
+                # every match is in a cited source already: nowhere else to look
+                return self._figure(r, self._uncited(r, verdict, cited), cited, claimed)
             outside = self._evaluate(r, candidates, None, tied, compute=False)
             if outside.status not in FAILED:
                 found = outside.source or (outside.evidence.source if outside.evidence else "")
@@ -306,15 +309,18 @@ class _Checker:
                           f"not in the cited {_ids(cited)}")
                 return self._figure(r, _Verdict("miscited", reason, outside.evidence,
                                                 outside.source), cited, claimed)
-            if verdict.status == "misattributed":
-                return self._figure(r, verdict, cited, claimed)
-            if outside.status == "misattributed":
+            if verdict.status != "misattributed" and outside.status == "misattributed":
                 return self._figure(r, outside, cited, claimed)
-            if verdict.reason.endswith("is in no source"):
-                verdict = _Verdict("unsupported", f"{r.claim.text} is in none of the cited "
-                                   f"sources {_ids(cited)} nor any other")
-            return self._figure(r, verdict, cited, claimed)
+            return self._figure(r, self._uncited(r, verdict, cited), cited, claimed)
         return self._figure(r, self._evaluate(r, candidates, None, tied), cited, claimed)
+
+    @staticmethod
+    def _uncited(r: Reading, verdict: _Verdict, cited: tuple[str, ...]) -> _Verdict:
+        """A cited figure's failed verdict, saying so when no source holds it at all."""
+        if verdict.status == "unsupported" and verdict.reason.endswith("is in no source"):
+            return _Verdict("unsupported", f"{r.claim.text} is in none of the cited sources "
+                            f"{_ids(cited)} nor any other")
+        return verdict
 
     def _figure(self, r: Reading, verdict: _Verdict, cited: tuple[str, ...],
                 claimed: Reading) -> Figure:
@@ -464,14 +470,18 @@ class _Checker:
     def _agreement(self, r: Reading, e: Evidence) -> str | None:
         """None when the cell agrees with what the words say; else what the words say
         that it is not ("FY2025", "operating income", "Tesla's", "a profit")."""
-        if r.fields and e.fields and not set(r.fields) & set(e.fields):
-            if not _kin(r.fields, e.fields):
+        if r.fields:
+            if e.fields:
+                if not any(f in e.fields for f in r.fields) and not _kin(r.fields, e.fields):
+                    return reader_label(r.metric or metrics.label(r.fields[0]))
+            elif e.label and e.where in ("table", "row"):
                 return reader_label(r.metric or metrics.label(r.fields[0]))
-        elif r.fields and not e.fields and e.label and e.where in ("table", "row"):
-            return reader_label(r.metric or metrics.label(r.fields[0]))
-        if r.periods and e.period is not None:
-            verdicts = [compare(ref, e.period) for ref in r.periods]
-            if verdicts and all(v is False for v in verdicts):
+        period = e.period
+        if r.periods and period is not None:
+            for ref in r.periods:
+                if compare(ref, period) is not False:
+                    break
+            else:  # every period the words name is another
                 return r.period_text or r.periods[0].describe()
         if r.companies and e.entity and e.entity not in r.companies:
             named = r.company_text or r.companies[0]
@@ -487,7 +497,10 @@ class _Checker:
         found: list[Evidence] = []
         for name in r.fields:
             for period, by_entity in self.index.periods_of(name).items():
-                if not any(compare(ref, period) is True for ref in r.periods):
+                for ref in r.periods:
+                    if compare(ref, period) is True:
+                        break
+                else:
                     continue
                 if not r.companies:
                     if len(by_entity) > 1:
