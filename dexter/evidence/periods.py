@@ -253,7 +253,10 @@ def _find_periods(text: str) -> tuple[Mention, ...]:
     for start, token in _starts(lowered):
         if start < reached or (start and text[start - 1].isalnum()):
             continue
-        for name in _alternatives(token):
+        names = _alternatives(token)
+        if token == "fiscal" and lowered[start + 6:start + 12].lstrip(" \t\n-")[:1] in _YEAR_START:
+            names = ("fy",)  # "fiscal 2024": no span, list or quarter can start so
+        for name in names:
             match = _PATTERNS[name].match(text, start)
             if match is None:
                 continue
@@ -278,6 +281,7 @@ def _starts(lowered: str) -> list[tuple[int, str]]:
     return found
 
 
+_YEAR_START = frozenset("0123456789'’")
 _SPACE_AFTER = frozenset(("3", "6", "9", "12", "13", "14", "52", "53", "as", "at", "on"))
 """Words that start a period only before a space ("3 months ended", "as of", "at Sep 28")."""
 

@@ -345,19 +345,20 @@ class _Checker:
         tolerance = claim.tolerance * (1 + 1e-9) + 1e-12
         low, high = claim.value - tolerance, claim.value + tolerance
         near = self.index.around(low, high, LIMIT)
-        found = [e for e in near if _compatible(claim, e)]
+        kinds = _MATCHING_KINDS[claim.kind]
+        usable = self._usable_ids
+        found = [e for e in near if e.kind in kinds and e.source in usable]
         if len(near) >= LIMIT:
             # a figure of low precision matches many numbers: make sure the cells of the
             # line it names are among them
             seen = {id(e) for e in found}
             found.extend(e for name in fields for e in self.index.by_field.get(name, ())
                          if low <= e.magnitude <= high and id(e) not in seen
-                         and _compatible(claim, e))
+                         and e.kind in kinds and e.source in usable)
         if claim.bare:
             found.extend(e for e in self.index.written_around(claim.written - claim.tolerance,
                                                               claim.written + claim.tolerance)
-                         if e.kind != "percent")
-        found = [e for e in found if self._usable(e.source)]
+                         if e.kind != "percent" and e.source in usable)
         for e in self.calc_evidence:
             if _calc_matches(claim, e.value, tolerance):
                 found.append(e)
@@ -531,6 +532,15 @@ def _claimed(r: Reading) -> dict[str, str]:
 
 def _ids(ids: Iterable[str]) -> str:
     return "".join(f"[{i}]" for i in ids)
+
+
+_MATCHING_KINDS: dict[str, frozenset[str]] = {
+    "percent": frozenset({"percent"}),
+    "multiple": frozenset({"multiple", "number"}),
+    "money": frozenset({"money", "per_share", "number"}),
+    "number": frozenset({"money", "per_share", "shares", "multiple", "number"}),
+}
+"""The kinds of source number each kind of figure may match (:func:`_compatible`)."""
 
 
 def _compatible(claim: Claim, e: Evidence) -> bool:
