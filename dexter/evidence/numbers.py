@@ -317,7 +317,7 @@ def _claim_at(masked: str, match: re.Match[str], original: str) -> Claim | None:
     negative = prev != "" and prev in "-−–" and not (start > 1 and masked[start - 2].isalnum())
     in_parens = "(" in before[-6:] and bool(_OPEN_PAREN.search(before)) and \
         ")" in masked[end:after_end + 2]
-    if (in_parens and bare) or (currency and _MINUS.search(before, len(before) - 6) and
+    if (in_parens and bare) or (currency and _has_minus(before[-6:]) and
                                 _NEGATIVE_CURRENCY.search(before)):
         negative = True
     tolerance = 0.5 * 10.0 ** (-decimals) * scale
@@ -348,6 +348,10 @@ article clause paragraph tier level stage phase round day week year grade
 """)
 _CURRENCIES = ("US$", "C$", "A$", "HK$", "$", "€", "£", "¥", "USD", "EUR", "GBP", "JPY", "CNY",
                "RMB", "INR", "usd", "eur", "gbp")
+
+
+def _has_minus(text: str) -> bool:
+    return "-" in text or "−" in text or "–" in text
 
 
 def _tail_word(before: str) -> str:

@@ -257,6 +257,8 @@ def _find_periods(text: str) -> tuple[Mention, ...]:
         if token == "fiscal" and lowered[start + 6:start + 12].lstrip(" \t\n-")[:1] in _YEAR_START:
             names = ("fy",)  # "fiscal 2024": no span, list or quarter can start so
         for name in names:
+            if name == "ended" and not _may_end(lowered, start):
+                continue
             match = _PATTERNS[name].match(text, start)
             if match is None:
                 continue
@@ -279,6 +281,16 @@ def _starts(lowered: str) -> list[tuple[int, str]]:
              if _alternatives(token) for m in _literal(token).finditer(lowered)]
     found.sort()
     return found
+
+
+def _may_end(lowered: str, start: int) -> bool:
+    """Whether "... ended"/"... ending" can follow a span word at ``start``: the next "end"
+    is near, or what lies before it is mostly spaces (a span and "then" are at most 18
+    letters: "fiscal quarters then")."""
+    at = lowered.find("end", start)
+    if at < 0:
+        return False
+    return at - start <= 40 or len("".join(lowered[start:start + 40].split())) <= 18
 
 
 _YEAR_START = frozenset("0123456789'’")

@@ -238,6 +238,8 @@ _PERIOD_WORD = re.compile(r"(?:fy|cy|q[1-4]|h[12]|[1-4]q)?['’]?\d{2,4}(?:e|a)?
 _AMOUNT_START = re.compile(r"(?:US|C|A|HK)?[$€£¥]|(?<![A-Za-z])\d")
 _QUALIFIER_AFTER = re.compile(r"\s+(?:from|in|of|for|at|within)\s+(?:the\s+|its\s+|our\s+)?"
                               r"(?P<word>[A-Za-z][\w&'-]*(?:\s+[A-Z][\w&'-]*)?)")
+_DIFF_FIRST = frozenset("[mlhabidrjgMLHABIDRJG\u0130\u0131")
+"""What :data:`_DIFF_AFTER` can start with after spaces ("more than", "[S1] higher than")."""
 _IMMEDIATE = re.compile(r"(?:['’]s)?\s*[:=]?\s*(?:of\s+)?")
 _BEFORE_METRIC = re.compile(r"[\s'’s]*(?:[A-Z][\w&.-]*(?:'s|’s)?\s+)?(?:the\s+|its\s+|"
                             r"total\s+|net\s+|reported\s+|gaap\s+)?\s*", re.IGNORECASE)
@@ -724,7 +726,7 @@ def _role(answer: str, lowered: str, claim: Claim, unit_start: int, c_start: int
     if claim.kind in ("money", "number") and not _to_last(last):
         if (direction or "by" in tail) and _change_last(last):
             return "difference", direction
-        if _DIFF_AFTER.match(after):
+        if after.lstrip()[:1] in _DIFF_FIRST and _DIFF_AFTER.match(after):
             return "difference", direction
     return "level", direction
 
@@ -812,9 +814,11 @@ def _qualifier(answer: str, mention: _MetricMention, claim: Claim, unit_start: i
             return word
     tail_end = claim.start if claim.start > mention.end else min(len(answer), mention.end + 40)
     tail = answer[mention.end:tail_end]
-    stop = _AMOUNT_START.search(tail)
-    tail = tail[:stop.start()] if stop else tail  # a qualifier comes before the amount
     found = _QUALIFIER_AFTER.match(tail)
+    if found is not None:  # (no match in the whole tail: none in a part of it either)
+        stop = _AMOUNT_START.search(tail)
+        if stop is not None:  # a qualifier comes before the amount
+            found = _QUALIFIER_AFTER.match(tail[:stop.start()])
     if found is not None:
         word = found.group("word")
         lowered = word.lower()
@@ -1077,7 +1081,7 @@ def _pair_respectively(answer: str, readings: list[Reading],
                        placed: list[tuple[Claim, int, _Cell | None]], structure: _Structure,
                        periods: list[Mention], mentions: list[_MetricMention]) -> None:
     """"Revenue and net income were $391.0B and $93.7B, respectively": pair in order."""
-    if _RESPECTIVELY.search(answer) is None:
+    if "respectively" not in answer.lower() or _RESPECTIVELY.search(answer) is None:
         return
     groups: dict[tuple[int, int], list[int]] = {}
     for r in readings:
