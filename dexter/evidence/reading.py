@@ -255,7 +255,9 @@ _BRACKETED = re.compile(r"\[[^\]]*\]")
 _CLAUSE_WORD = re.compile(r"[A-Za-z][\w&'’-]*")
 _GROWTH_HEADER = re.compile(r"growth|change|yoy|y/y|vs\.?|increase|decrease|chg|\bδ")
 _CHANGE_HEADER = re.compile(r"\bchange\b|\bdiff|\bδ|\bchg\b|increase|decrease")
-_SENTENCE_END = re.compile(r"[.!?]\s+(?=[A-Z(\[*\"'“$0-9-])|\n+")
+# a full stop before the next sentence's start, or line breaks (one first character, so a
+# scan skips to the places one can be)
+_SENTENCE_END = re.compile(r"[.!?\n](?:(?<=[.!?])\s+(?=[A-Z(\[*\"'“$0-9-])|(?<=\n)\n*)")
 _ABBREVIATIONS = re.compile(r"(?:\b(?:inc|corp|co|ltd|plc|llc|vs|e\.g|i\.e|approx|est|no|"
                             r"mr|ms|dr|st|u\.s|u\.k|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|"
                             r"nov|dec|fig|ref|etc|al)\.|\b[A-Z]\.)$", re.IGNORECASE)
