@@ -125,8 +125,8 @@ def verification_line(verification: Mapping[str, Any] | None) -> str:
 
 
 def marked_answer(done: Done) -> str:
-    """The final answer with :data:`MARK` after each figure its verification found in no
-    source."""
+    """The final answer with :data:`MARK` after each figure that failed its verification
+    (unsupported, misattributed or miscited: the ``unsupported`` list holds them all)."""
     verification = done.verification if isinstance(done.verification, Mapping) else {}
     unsupported = verification.get("unsupported")
     marks = [u for u in unsupported if isinstance(u, Mapping)] \
