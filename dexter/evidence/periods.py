@@ -278,7 +278,8 @@ def _starts(lowered: str) -> list[tuple[int, str]]:
     if len(lowered) < 400:
         return [(m.start(), m[0]) for m in _WORD.finditer(lowered) if _alternatives(m[0])]
     found = [(m.start(), token) for token in set(_WORD.findall(lowered))
-             if _alternatives(token) for m in _literal(token).finditer(lowered)]
+             if _alternatives(token) and _SPAN_UNIT.get(token, "") in lowered
+             for m in _literal(token).finditer(lowered)]
     found.sort()
     return found
 
@@ -293,6 +294,9 @@ def _may_end(lowered: str, start: int) -> bool:
     return at - start <= 40 or len("".join(lowered[start:start + 40].split())) <= 18
 
 
+_SPAN_UNIT = {"3": "month", "6": "month", "9": "month", "12": "month", "13": "week",
+              "14": "week", "52": "week", "53": "week"}
+"""A number starts a period only before its unit ("3 months ended", "52 weeks ended")."""
 _YEAR_START = frozenset("0123456789'’")
 _SPACE_AFTER = frozenset(("3", "6", "9", "12", "13", "14", "52", "53", "as", "at", "on"))
 """Words that start a period only before a space ("3 months ended", "as of", "at Sep 28")."""
