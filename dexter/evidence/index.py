@@ -232,7 +232,8 @@ class EvidenceIndex:
 
     def around(self, low: float, high: float, limit: int = 400) -> list[Evidence]:
         """Entries whose magnitude lies in ``[low, high]`` (at most ``limit``)."""
-        self._merge()
+        if self._pending:
+            self._merge()
         i = bisect.bisect_left(self._keys, low)
         j = bisect.bisect_right(self._keys, high, lo=i)
         return self._entries[i:min(j, i + limit)]

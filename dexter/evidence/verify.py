@@ -247,6 +247,7 @@ class _Checker:
             if len(letters) >= 2:
                 self._by_initial.setdefault(letters[0], []).append((ticker, letters))
         self._usable_ids = {s.id for s in ledger.sources if s.kind in ("data", "user")}
+        self._pools: dict[tuple[str, ...], frozenset[str]] = {}
         self._known_ids = {s.id for s in ledger.sources}
 
     # -- companies ---------------------------------------------------------------------
@@ -328,8 +329,12 @@ class _Checker:
         return Figure(r.claim, verdict.status, verdict.reason, source, cited,
                       verdict.evidence, claimed)
 
-    def _pool(self, cited: Iterable[str]) -> set[str]:
-        """The cited sources, and the grounded calculations made only from their figures."""
+    def _pool(self, cited: tuple[str, ...]) -> frozenset[str]:
+        """The cited sources, and the grounded calculations made only from their figures
+        (worked out once per citation)."""
+        known = self._pools.get(cited)
+        if known is not None:
+            return known
         ids = set(cited)
         for calc in self.grounded:
             if calc.id in ids:
@@ -337,7 +342,8 @@ class _Checker:
             inputs = self.calc_inputs.get(calc.id, set())
             if inputs and inputs <= ids:
                 ids.add(calc.id)
-        return ids
+        self._pools[cited] = found = frozenset(ids)
+        return found
 
     def _candidates(self, claim: Claim, fields: Sequence[str] = ()) -> list[Evidence]:
         """Every number of a data source (and of a grounded calculation) the claim's value
