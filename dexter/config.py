@@ -177,6 +177,9 @@ class Settings:
     context_windows: dict[str, int] = field(default_factory=dict)
     mcp: McpSettings = field(default_factory=McpSettings)
     config_path: str = ""
+    home_rules_trusted: bool = True
+    """Not a setting: False when ``DEXTER_HOME/settings.json`` is not dexter's own writing
+    and was not trusted (:mod:`dexter.config_trust`); its allow rules are then not used."""
 
     @property
     def home_path(self) -> Path:
@@ -315,12 +318,15 @@ def files_read_at_start(settings: Settings, cwd: Path) -> tuple[Path, ...]:
     """Every file and folder dexter reads its configuration from when it starts in ``cwd``:
     the TOML file (the one in use, and the default place), the user config folder (skills
     beside ``config.toml``), the working directory's ``.env`` and ``dexter.toml``, its
-    ``.dexter`` folder (project skills and settings) and ``DEXTER_HOME`` (settings.json,
-    rules, memory). The shell sandbox keeps commands from creating or changing any of them
+    ``.dexter`` folder (project skills and settings), ``DEXTER_HOME`` (settings.json,
+    rules, memory) and the user state folder (the record of what dexter wrote to its
+    settings files: :func:`dexter.settings_file.own_content`). The shell sandbox keeps commands from creating or changing any of them
     (``dexter.sandbox.policy``); keep this list in step with what start-up reads."""
+    from platformdirs import user_state_dir
+
     default = default_config_file()
     paths = [default, default.parent, cwd / ".env", cwd / "dexter.toml", cwd / ".dexter",
-             Path(settings.home).expanduser()]
+             Path(settings.home).expanduser(), Path(user_state_dir("dexter"))]
     if settings.config_path:
         paths.insert(0, Path(settings.config_path).expanduser())
     return tuple(dict.fromkeys(Path(os.path.abspath(p)) for p in paths))

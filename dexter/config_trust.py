@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 import os
 import re
 import unicodedata
@@ -65,14 +66,16 @@ from dexter.secrets import scrub_output
 from dexter.settings_file import (
     SETTINGS_FILE,
     SettingsFileError,
+    own_content,
     read_settings_file,
+    record_own_content,
     update_settings_file,
 )
 
 TRUST_KEY = "trusted_files"
 """The ``settings.json`` key: ``{path: sha256}`` of the workspace files the user trusted."""
 
-Kind = Literal["dotenv", "config"]
+Kind = Literal["dotenv", "config", "settings"]
 
 _KEY_NAME = re.compile(
     r"(?:^|_)(?:API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PASSPHRASE|ACCESS_KEY_ID|KEY_ID|PAT)$",
@@ -150,8 +153,13 @@ class WorkspaceFile:
 
     def describe(self) -> str:
         """The file and its widening options, one per line (for the prompt and the notice)."""
-        lines = [f"{self.path} is in the workspace, where commands dexter runs can write, "
-                 "and sets options that widen what dexter may do:"]
+        if self.kind == "settings":
+            lines = [f"{self.path} holds dexter's permission rules and trust records for this "
+                     "folder, but dexter did not write this content (it may have come with the "
+                     "folder, or another program wrote it). It widens what dexter may do:"]
+        else:
+            lines = [f"{self.path} is in the workspace, where commands dexter runs can write, "
+                     "and sets options that widen what dexter may do:"]
         lines += [f"  {w.line()}" for w in self.widening]
         return "\n".join(lines)
 
@@ -160,10 +168,16 @@ class WorkspaceFile:
         if not self.ignored:
             return None
         keys = ", ".join(dict.fromkeys(w.key for w in self.widening))
+        how = ("If you wrote them, run `dexter trust` once (it asks again whenever the file "
+               "changes), or pass --trust-workspace for this run.")
+        if self.kind == "settings":
+            return (f"Ignored {keys} in {self.path}: dexter did not write this content (it may "
+                    "have come with the folder, or another program wrote it), and these "
+                    f"entries widen what dexter may do. {how} Its deny and ask rules and "
+                    "saved choices are used.")
         return (f"Ignored {keys} in {self.path}: the file is in the workspace, where commands "
-                "can write, and these options widen what dexter may do. If you wrote them, "
-                "run `dexter trust` once (it asks again whenever the file changes), or pass "
-                "--trust-workspace for this run. The file's other settings are used.")
+                f"can write, and these options widen what dexter may do. {how} The file's "
+                "other settings are used.")
 
 
 @dataclass
@@ -191,9 +205,14 @@ class TrustStore:
 
     def __init__(self, home: Path) -> None:
         self.path = home / SETTINGS_FILE
+        self.usable = True
+        """False when the settings file itself is not trusted (not dexter's own writing):
+        its records then trust nothing."""
 
     def entries(self) -> dict[str, str]:
         """Every record: the file's path -> the SHA-256 of its trusted content."""
+        if not self.usable:
+            return {}
         try:
             table = read_settings_file(self.path).get(TRUST_KEY)
         except SettingsFileError:
@@ -291,6 +310,10 @@ def resolve_settings(config_file: str | Path | None = None,
     store = TrustStore(trusted_only.settings.home_path)
     decide = _Decider(store, trust_workspace, confirm, notices)
     files: list[WorkspaceFile] = []
+    home_file = _check_home_settings(trusted_only.settings, decide)
+    if home_file is not None:
+        files.append(home_file)
+        store.usable = home_file.trusted
     base, config_widening, config_trusted = trusted_only, [], True
     if config is not None and in_workspace:
         with_config = load_layers(Layers(config=config, env=env, overrides=flags))
@@ -312,6 +335,7 @@ def resolve_settings(config_file: str | Path | None = None,
     if not config_trusted:
         _revert(final, trusted_only, [dotted for dotted, _ in config_widening])
     validate_settings(final.settings, final.sources)
+    final.settings.home_rules_trusted = store.usable
     default_home = cwd / ".dexter"
     if not writable_by_commands(final.settings.home_path, [cwd]):
         # DEXTER_HOME is elsewhere, so the sandbox does not hide ./.dexter: a start here
@@ -378,17 +402,56 @@ class _Decider:
             return candidate
         if self.flag:
             return dataclasses.replace(candidate, trusted=True, how="flag")
-        if self.store.is_trusted(path, digest):
+        stored = own_content(path, data) if kind == "settings" \
+            else self.store.is_trusted(path, digest)
+        if stored:
             return dataclasses.replace(candidate, trusted=True, how="stored")
         if self.confirm is None:
             return candidate
         if not self.confirm(candidate):
             return dataclasses.replace(candidate, how="declined")
         try:
-            self.store.trust(path, digest)
+            if kind == "settings":
+                record_own_content(path, data)
+            else:
+                self.store.trust(path, digest)
+        except OSError as exc:
+            self.notices.append(f"Trusted {path} for this session only: cannot record it "
+                                f"({exc.strerror or exc}).")
         except SettingsFileError as exc:
             self.notices.append(f"Trusted {path} for this session only: {exc}")
         return dataclasses.replace(candidate, trusted=True, how="confirmed")
+
+
+_ALLOW_EFFECT = ("runs without asking, with the network or the folders outside the workspace "
+                 "it needs")
+_TRUST_EFFECT = "this file's widening options are used without asking"
+
+
+def _check_home_settings(settings: Settings, decide: _Decider) -> WorkspaceFile | None:
+    """Decide ``DEXTER_HOME/settings.json`` when ``DEXTER_HOME`` is a relative path (the
+    default ``.dexter``): a folder of whatever workspace dexter starts in, whose settings
+    file may have come with it. Its allow rules and trust records are used when it is
+    dexter's own writing (:func:`dexter.settings_file.own_content`) or trusted; None when
+    the home was given as an absolute path (the user's choice) or there is no such file."""
+    if os.path.isabs(os.path.expanduser(settings.home)):
+        return None
+    path = settings.home_path / SETTINGS_FILE
+    try:
+        data = read_small_file(path)
+        parsed = json.loads(data.decode("utf-8"))
+    except (OSError, ValueError):
+        return None  # absent; or unreadable, which the rules loader reports
+    if not isinstance(parsed, dict):
+        return None
+    permissions = parsed.get("permissions")
+    allow = permissions.get("allow") if isinstance(permissions, dict) else None
+    trusted = parsed.get(TRUST_KEY)
+    wide = [Widening("permissions.allow", _shown(rule), _ALLOW_EFFECT)
+            for rule in (allow if isinstance(allow, list) else []) if isinstance(rule, str)]
+    wide += [Widening(TRUST_KEY, _shown(name), _TRUST_EFFECT)
+             for name in (trusted if isinstance(trusted, dict) else {})]
+    return decide(path, "settings", data, wide)
 
 
 def _check_dotenv(path: Path, data: bytes, dotenv: dict[str, str], base: Loaded,

@@ -1,14 +1,27 @@
 """``DEXTER_HOME/settings.json``: the one module that reads and writes it.
 
-The file holds the permission rules (``permissions``, written by "always allow") and the
-REPL's remembered choices (``model``, ``web_search_provider``). Every write locks the
-folder, reads the whole object, changes it and replaces the file atomically, so two
-dexter processes never lose each other's keys and a crash never leaves half a file.
+The file holds the permission rules (``permissions``, written by "always allow"), the
+trusted workspace files (``trusted_files``) and the REPL's remembered choices (``model``,
+``web_search_provider``). Every write locks the folder, reads the whole object, changes it
+and replaces the file atomically, so two dexter processes never lose each other's keys and
+a crash never leaves half a file.
+
+dexter also remembers, outside every workspace, the SHA-256 of what it last wrote to each
+settings file (:func:`own_content`, in the user state folder): a ``DEXTER_HOME`` given as a
+relative path (the default ``.dexter``) is a folder of whatever workspace dexter starts
+in, so its ``settings.json`` may have come with the folder (a clone) or been written by
+something else, and :mod:`dexter.config_trust` uses its allow rules and trust records only
+when it is dexter's own writing or the user trusted it. A write keeps the file dexter's
+own only when it was before (or did not exist): adding a rule to a file someone else wrote
+does not make their rules dexter's.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,6 +29,57 @@ from typing import Any
 from dexter.filelock import locked, write_atomic
 
 SETTINGS_FILE = "settings.json"
+OWN_RECORD = "own-settings.json"
+"""In the user state folder: ``{settings.json path: sha256 of what dexter last wrote}``."""
+
+
+def own_record_path() -> Path:
+    """Where dexter records the content it wrote to settings files (the user state folder,
+    ``$XDG_STATE_HOME/dexter`` or ``~/.local/state/dexter`` on Linux)."""
+    from platformdirs import user_state_dir
+
+    return Path(user_state_dir("dexter")) / OWN_RECORD
+
+
+def _key(path: Path) -> str:
+    return str(Path(os.path.realpath(path.parent)) / path.name)
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _records() -> dict[str, str]:
+    try:
+        data = json.loads(own_record_path().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {k: v for k, v in data.items() if isinstance(v, str)} if isinstance(data, dict) else {}
+
+
+def own_content(path: Path, data: bytes | None = None) -> bool:
+    """Whether ``path`` holds what dexter last wrote to it (``data``: its bytes, read once
+    by the caller; None: read now). A file that does not exist is nobody's: True."""
+    if data is None:
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            return True
+        except OSError:
+            return False
+    return _records().get(_key(path)) == _digest(data)
+
+
+def record_own_content(path: Path, data: bytes) -> None:
+    """Remember ``data`` as dexter's own content of ``path`` (a write, or the user's
+    ``dexter trust``). ``OSError`` when the record cannot be written."""
+    record = own_record_path()
+    record.parent.mkdir(parents=True, exist_ok=True)
+    with locked(record.parent):
+        table = _records()
+        table[_key(path)] = _digest(data)
+        write_atomic(record, (json.dumps(table, indent=2) + "\n").encode("utf-8"),
+                     prefix=".own-settings.")
 
 
 class SettingsFileError(Exception):
@@ -53,9 +117,13 @@ def update_settings_file(path: Path, change: Callable[[dict[str, Any]], None]) -
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with locked(path.parent):  # the folder: no lock file is left behind
+            was_own = own_content(path)
             data = read_settings_file(path)
             change(data)
-            text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-            write_atomic(path, text.encode("utf-8"), prefix=".settings.")
+            text = (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+            write_atomic(path, text, prefix=".settings.")
     except OSError as exc:
         raise SettingsFileError(f"Cannot write {path}: {exc.strerror}.") from None
+    if was_own:  # unrecorded, the next start asks as about a file dexter did not write
+        with contextlib.suppress(OSError):
+            record_own_content(path, text)

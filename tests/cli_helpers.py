@@ -75,11 +75,24 @@ def config_outside(workspace: Path) -> Path:
     return workspace.parent / f"{workspace.name}.config.toml"
 
 
+def dexter_command() -> list[str]:
+    """The ``dexter`` command as the README starts it: the console script beside this
+    Python, whose ``sys.path`` starts with its own folder, not the working directory (as
+    ``python -m dexter`` would: a module a command wrote into the workspace would then
+    shadow dexter's own imports)."""
+    script = Path(sys.executable).parent / "dexter"
+    if script.is_file():
+        return [sys.executable, str(script)]
+    return [sys.executable, "-P", "-m", "dexter"]
+
+
 def run_cli(args: list[str], *, cwd: Path, env: dict[str, str], timeout: float = 60,
-            input_text: str | None = None) -> CliResult:
-    """Run ``python -m dexter ARGS`` and capture everything."""
+            input_text: str | None = None, as_script: bool = False) -> CliResult:
+    """Run ``python -m dexter ARGS`` (with ``as_script``, :func:`dexter_command`) and
+    capture everything."""
+    command = dexter_command() if as_script else [sys.executable, "-m", "dexter"]
     proc = subprocess.run(
-        [sys.executable, "-m", "dexter", *args], cwd=cwd, env=env, capture_output=True,
+        [*command, *args], cwd=cwd, env=env, capture_output=True,
         text=True, timeout=timeout, input=input_text,
     )
     return CliResult(proc.returncode, proc.stdout, proc.stderr, cwd)

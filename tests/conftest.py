@@ -52,6 +52,17 @@ def _process_state_is_left_as_found() -> Iterator[None]:
                                                               if moved else [])]))
 
 
+@pytest.fixture(autouse=True)
+def _state_folder_of_the_worker(tmp_path_factory: pytest.TempPathFactory,
+                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """dexter records what it wrote to settings files in the user state folder; a test in
+    this process writes that record in its worker's temporary folder, never the real one
+    (a ``dexter`` subprocess started with ``cli_env`` has a home of its own). Its name
+    sorts after ``_process_state_is_left_as_found``: pytest sets up autouse fixtures of one
+    file in name order, and that check must wrap this change."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.getbasetemp() / "state"))
+
+
 @pytest.fixture
 def fake_llm(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeLLM]:
     """A started :class:`FakeLLM`; both SDKs' env vars point at it (dummy keys, no proxy)."""

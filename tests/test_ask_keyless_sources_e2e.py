@@ -71,8 +71,8 @@ def test_ask_cites_segments_and_form4s_and_the_figures_check(llm: FakeLLM, sec: 
     assert verification["status"] == "verified", verification
     assert verification["checked"] >= 6 and verification["unsupported"] == []
     titles = {c["id"]: c["title"] for c in done["citations"]}
-    assert titles["S1"].startswith("segments[AAPL, annual]")
-    assert titles["S2"].startswith("insider_trades[AAPL]")
+    assert titles["S1"].startswith("AAPL — Segments, FY2024")  # in words, not a result key
+    assert titles["S2"].startswith("AAPL — Insider trades")
     assert "aapl-20240928.htm" in done["citations"][0]["url"]
     # the tables the sources carried reached the spreadsheet, as numbers
     book = load_workbook(tmp_path / "apple.xlsx")

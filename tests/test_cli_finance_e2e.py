@@ -129,5 +129,5 @@ def test_multi_step_quarterly_comparison_reaches_the_model_compact_and_complete(
     assert done["verification"]["checked"] == 2
     [citation] = done["citations"]
     assert citation["id"] == "S1" and citation["tool"] == "get_financials"
-    assert "income_statements[AAPL, quarterly]" in citation["title"]
+    assert "— Income statement, quarterly, Q1 FY2024–Q4 FY2024" in citation["title"]
     assert citation["url"].startswith(("http://127.0.0.1", "http://localhost"))

@@ -67,7 +67,8 @@ def test_ask_gets_prices_without_a_key_and_the_model_reads_their_source(
     assert done["answer"].startswith("Goldman Sachs closed at $312.61")
     assert done["verification"]["status"] == "verified", done["verification"]
     [citation] = done["citations"]
-    assert citation["tool"] == "get_market_data" and LABEL in citation["title"]
+    assert citation["tool"] == "get_market_data" and citation["provider"] == LABEL
+    assert citation["title"] == "GS — Share prices, 2 Oct 2023 to 9 Oct 2023"
     llm.assert_no_violations()
 
 

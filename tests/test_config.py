@@ -51,7 +51,7 @@ def test_example_file_lists_every_key_with_its_default() -> None:
     defaults = Settings()
     top = {f.name for f in dataclasses.fields(Settings)} - {
         "context", "memory", "tools", "bash", "verify", "limits", "providers", "context_windows",
-        "config_path"}
+        "config_path", "home_rules_trusted"}
     top -= {"mcp"}
     for name in top:
         assert data[name] == getattr(defaults, name), name

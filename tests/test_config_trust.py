@@ -20,6 +20,8 @@ from dexter.config_trust import (
     resolve_settings,
     writable_by_commands,
 )
+from dexter.permissions.rules import load_rules
+from dexter.settings_file import own_content, update_settings_file
 
 
 @pytest.fixture
@@ -325,6 +327,93 @@ def test_the_records_live_in_the_home_the_trusted_layers_choose(ws: Path) -> Non
     resolved = _resolve(ws)
     assert resolved.files[0].ignored and resolved.settings.bash.network is False
     assert resolved.trust_home == ws.parent / "dexter-home"
+
+
+# -- ./.dexter/settings.json: the default DEXTER_HOME is a folder of the workspace -----------
+
+
+@pytest.fixture
+def in_ws(ws: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The workspace, as the process's working directory (where a relative home is)."""
+    monkeypatch.chdir(ws)
+    return ws
+
+
+def _relative_home(ws: Path) -> dict[str, str]:
+    return {**_env(ws), "DEXTER_HOME": ".dexter"}
+
+
+def _plant_settings(ws: Path, data: dict[str, object]) -> Path:
+    (ws / ".dexter").mkdir(exist_ok=True)
+    path = ws / ".dexter" / "settings.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_a_settings_file_that_came_with_the_folder_grants_and_trusts_nothing(in_ws: Path) -> None:
+    ws = in_ws
+    content = "DEXTER_BASH_NETWORK=true\n"
+    (ws / ".env").write_text(content)
+    path = _plant_settings(ws, {"permissions": {"allow": ["Bash(curl:*)"], "deny": ["Bash(rm:*)"]},
+                                "trusted_files": {str(ws / ".env"): digest_of(content.encode())}})
+    resolved = _resolve(ws, _relative_home(ws))
+    home = next(f for f in resolved.files if f.path == path)
+    assert home.ignored and [w.key for w in home.widening] == ["permissions.allow",
+                                                                 "trusted_files"]
+    assert resolved.settings.home_rules_trusted is False
+    assert resolved.settings.bash.network is False  # its trust record is not used
+    notice = home.notice() or ""
+    assert f"Ignored permissions.allow, trusted_files in {path}" in notice
+    assert "Its deny and ask rules and saved choices are used" in notice
+
+
+def test_a_settings_file_dexter_wrote_is_its_own_and_used(in_ws: Path) -> None:
+    ws = in_ws
+    path = ws / ".dexter" / "settings.json"
+    update_settings_file(path, lambda data: data.update(permissions={"allow": ["Bash(ls:*)"]}))
+    assert own_content(path)
+    resolved = _resolve(ws, _relative_home(ws))
+    assert resolved.settings.home_rules_trusted is True
+    assert not any(f.ignored for f in resolved.files)
+    with path.open("a") as handle:  # changed by someone else: no longer dexter's own
+        handle.write(" ")
+    assert not own_content(path)
+    assert _resolve(ws, _relative_home(ws)).settings.home_rules_trusted is False
+
+
+def test_adding_a_rule_to_a_foreign_settings_file_does_not_make_it_own(in_ws: Path) -> None:
+    ws = in_ws
+    path = _plant_settings(ws, {"permissions": {"allow": ["Bash(curl:*)"]}})
+    update_settings_file(path, lambda data: data["permissions"]["allow"].append("Bash(ls:*)"))
+    assert not own_content(path)
+    assert _resolve(ws, _relative_home(ws)).settings.home_rules_trusted is False
+
+
+def test_a_confirmed_foreign_settings_file_is_recorded_and_used(in_ws: Path) -> None:
+    ws = in_ws
+    path = _plant_settings(ws, {"permissions": {"allow": ["Bash(ls:*)"]}})
+    asked: list[Path] = []
+    resolved = _resolve(ws, _relative_home(ws), confirm=lambda f: asked.append(f.path) or True)
+    assert asked == [path] and resolved.settings.home_rules_trusted is True
+    assert own_content(path)
+    assert _resolve(ws, _relative_home(ws)).settings.home_rules_trusted is True
+
+
+def test_an_absolute_dexter_home_is_the_users_choice(ws: Path) -> None:
+    home = ws.parent / "dexter-home"
+    home.mkdir()
+    (home / "settings.json").write_text(json.dumps({"permissions": {"allow": ["Bash(curl:*)"]}}))
+    resolved = _resolve(ws)
+    assert resolved.settings.home_rules_trusted is True and resolved.files == []
+
+
+def test_allow_rules_of_an_untrusted_file_are_left_out(tmp_path: Path) -> None:
+    path = tmp_path / "settings.json"
+    path.write_text(json.dumps({"permissions": {"allow": ["Bash(curl:*)"], "deny": ["Bash(rm:*)"],
+                                                "ask": ["Bash(git push:*)"]}}))
+    full, narrowed = load_rules(path), load_rules(path, allow=False)
+    assert len(full.allow) == 1 and narrowed.allow == []
+    assert len(narrowed.deny) == 1 and len(narrowed.ask) == 1
 
 
 # -- reading: odd files, changes during the session ------------------------------------------

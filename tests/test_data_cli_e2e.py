@@ -32,8 +32,9 @@ def sec() -> Iterator[FakeDataServer]:
 
 
 def data(sec: FakeDataServer, tmp_path: Path, *args: str, **env: str) -> CliResult:
-    base = cli_env(None, tmp_path, SEC_EDGAR_BASE_URL=sec.url, SEC_EDGAR_DATA_URL=sec.url,
-                   SEC_EDGAR_FTS_URL=sec.url + "/LATEST", **env)
+    base = cli_env(None, tmp_path, **{"SEC_EDGAR_BASE_URL": sec.url,
+                                      "SEC_EDGAR_DATA_URL": sec.url,
+                                      "SEC_EDGAR_FTS_URL": sec.url + "/LATEST", **env})
     assert not any(k.endswith("_API_KEY") for k in base)  # no model key, no data key
     result = run_cli(["data", *args], cwd=tmp_path, env=base)
     assert "Traceback" not in result.stdout + result.stderr
@@ -68,6 +69,44 @@ def test_statements_on_the_terminal_in_millions(sec: FakeDataServer, tmp_path: P
     assert "6.08" in eps and "7.46" in eps
     assert "USD millions" in result.stdout
     assert "_" not in revenue and "net_income" not in result.stdout  # labels, not fields
+
+
+def test_a_statement_reads_like_the_reports(sec: FakeDataServer, tmp_path: Path) -> None:
+    result = data(sec, tmp_path, "statements", "AAPL", "--kind", "all", "--limit", "1")
+    assert result.code == 0, result.stderr
+    out = " ".join(result.stdout.split())  # rich wraps long notes
+    lines = result.stdout.splitlines()
+    # Apple's FY2025 10-K: 14,948,500,000 weighted basic shares; 14,773 million outstanding
+    basic = next(line for line in lines
+                 if line.strip().startswith("Weighted average shares, basic"))
+    assert basic.split()[-1] == "14,948"  # millions, as the reports show them
+    capex = next(line for line in lines if line.strip().startswith("Capital expenditure"))
+    assert capex.split()[-1] == "(12,715)"
+    # each table names the units it holds, and only those
+    assert "USD millions, except per-share values (USD); shares in millions." in out
+    assert "USD millions; shares in millions." in out  # the balance sheet
+    assert "prices" not in out.split("Source:")[0]
+    # the notes are words for a reader: no field names
+    notes = out.split("Source:")[1]
+    assert "most recently filed in a 10-K or 10-Q" in notes
+    assert "Payments (capital expenditure, dividends paid, share repurchases)" in notes
+    for field in ("source_filing", "'derived'", "split_adjusted", "'restated'", "_"):
+        assert field not in notes.replace("http", "").split("Note:", 1)[1], field
+
+
+def test_segment_tables_name_only_their_units(sec: FakeDataServer, tmp_path: Path) -> None:
+    result = data(sec, tmp_path, "segments", "AAPL")
+    assert result.code == 0, result.stderr
+    assert "USD millions." in result.stdout
+    assert "per-share" not in result.stdout and "share counts" not in result.stdout
+
+
+def test_a_missing_search_service_reads_plainly(sec: FakeDataServer, tmp_path: Path) -> None:
+    result = data(sec, tmp_path, "search", "iphone", SEC_EDGAR_FTS_URL=sec.url + "/nowhere")
+    assert result.code == 1
+    assert "SEC EDGAR has no full-text search service at this address (HTTP 404)" in \
+        result.stderr
+    assert "no EDGAR full-text" not in result.stderr
 
 
 def test_segments_as_json_records(sec: FakeDataServer, tmp_path: Path) -> None:

@@ -11,10 +11,11 @@ from dexter.data.filing_text import html_to_text
 from dexter.evidence.citations import cited_ids, find_citations
 from dexter.evidence.ledger import SourceLedger, accession_of
 from dexter.evidence.numbers import extract_claims
-from dexter.evidence.report import mark_unsupported, sources_section, verification_line
+from dexter.evidence.report import mark_unsupported, verification_line
 from dexter.evidence.sourcetext import source_quantities
 from dexter.evidence.tables import tables_from_json_text
 from dexter.evidence.verify import repair_note, verify_answer
+from dexter.reports.sourcing import sources_markdown
 
 FILING = (Path(__file__).parent / "fixtures" / "sec-real" / "www.sec.gov" / "Archives" / "edgar"
           / "data" / "320193" / "000032019324000123" / "aapl-20240928.htm")
@@ -199,8 +200,9 @@ def test_marks_sources_and_the_verification_line() -> None:
     assert verification_line(check) == ("⚠ 1 of 2 figures does not check out (marked ⚠): "
                                         "48.9% is in none of the cited sources [S1] nor any "
                                         "other.")
-    assert sources_section([ledger.sources[0].citation()]) == \
-        f"**Sources**\n\n- [S1] income[AAPL] · SEC EDGAR · {FILING_URL}"
+    # an older run's citation, saved with its result key as the title, reads in words
+    assert sources_markdown([ledger.sources[0].citation()]) == \
+        f"**Sources**\n\n- [S1] Income: AAPL · SEC EDGAR · {FILING_URL}"
     assert verification_line({"checked": 3, "supported": 3, "status": "verified",
                               "unsupported": [], "unknown_citations": ["S7"]}) == \
         "✓ 3 figures checked against the sources. ⚠ [S7] cites no source."

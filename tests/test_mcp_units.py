@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
-from dexter.config import ConfigError, Settings, load_settings
+from dexter.config import ConfigError, McpSettings, Settings, load_settings
 from dexter.permissions.engine import allow_list_problems, preapproved
 from dexter.permissions.rules import parse_rule
 from dexter.tools.mcp import result_text, schema_problems, tool_name
@@ -156,3 +157,24 @@ async def test_the_repl_command_prints_the_report() -> None:
     printed.clear()
     await mcp_command(SimpleNamespace(session=None, note=printed.append), "")
     assert "No session" in printed[0]
+
+
+def test_a_server_program_given_by_name_skips_path_folders_commands_may_write(
+        tmp_path: Path) -> None:
+    from dexter.tools.mcp_client import McpError
+
+    workspace, system = tmp_path / "ws" / "bin", tmp_path / "system"
+    for folder in (workspace, system):
+        folder.mkdir(parents=True)
+        for name in ("both", "planted"):
+            if folder == system and name == "planted":
+                continue
+            (folder / name).write_text("#!/bin/sh\n")
+            (folder / name).chmod(0o755)
+    env = {"PATH": f"{workspace}{os.pathsep}relative/bin{os.pathsep}{system}"}
+    manager = McpManager(McpSettings(), env=env, writable=[tmp_path / "ws"])
+    assert manager._program("both") == str(system / "both")  # not the workspace's, first
+    assert manager._program(str(workspace / "planted")) == str(workspace / "planted")  # a path
+    with pytest.raises(McpError, match=r"only at .*ws/bin/planted, in a folder commands"):
+        manager._program("planted")
+    assert manager._program("nowhere") == "nowhere"  # the SDK reports it missing

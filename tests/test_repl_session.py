@@ -633,7 +633,7 @@ async def test_the_repl_shows_sources_marks_and_the_check(fake_llm: FakeLLM,
     assert "⎿  [S1] File: aapl.txt (lines 1-2 of 2)" in text  # the tool row carries the id
     assert "Checking the answer: 1 figure does not check out ($96.2 billion is in none" in text
     assert "$96.2 billion ⚠" in text
-    assert "[S1] read_file: aapl.txt · aapl.txt" in text  # the Sources section
+    assert "[S1] File: aapl.txt" in text and "read_file:" not in text  # Sources, in words
     assert "⚠ 1 of 2 figures does not check out (marked ⚠): $96.2 billion is in none" in text
     assert len(fake_llm.requests_for("openai")) == 3
 

@@ -50,6 +50,8 @@ class Note:
     pdf: str
     pdf_links: list[str]
     book: Workbook
+    terminal: str
+    """What ``dexter ask --plain`` printed in the markdown run."""
 
     @property
     def workbook_text(self) -> str:
@@ -117,12 +119,14 @@ def page_text(html: str) -> str:
 def note(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Note]:
     """The run, once per format, each in its own folder."""
     folder = tmp_path_factory.mktemp("note")
+    terminal = ""
     for name in ("note.md", "note.html", "note.pdf", "note.xlsx"):
         cwd = folder / name.split(".")[1]
         cwd.mkdir()
         with FakeLLM() as llm:
             run = run_note(llm, cwd, name)
         assert run.result.code == 0, run.result.stderr
+        terminal = terminal or run.result.stdout
         (folder / name).write_bytes(run.path.read_bytes())
     reader = PdfReader(folder / "note.pdf")
     links = [str(annot.get_object()["/A"]["/URI"]) for page in reader.pages
@@ -131,7 +135,7 @@ def note(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Note]:
     yield Note(folder, (folder / "note.md").read_text(encoding="utf-8"),
                (folder / "note.html").read_text(encoding="utf-8"),
                "\n".join(page.extract_text() for page in reader.pages), links,
-               load_workbook(folder / "note.xlsx"))
+               load_workbook(folder / "note.xlsx"), terminal)
 
 
 def md_table(markdown: str, title: str) -> list[list[str]]:
@@ -273,6 +277,19 @@ def test_sources_are_listed_s1_s2_s3_in_order(note: Note, fmt: str) -> None:
         listed = text[text.rindex("Sources"):]
         ids = re.findall(r"^\W*\[(S\d+)\]", listed, re.MULTILINE)
     assert ids == ["S1", "S2", "S3", "S4", "S5"], ids
+
+
+def test_the_terminal_lists_the_sources_in_words_by_id(note: Note) -> None:
+    listed = note.terminal[note.terminal.rindex("**Sources**"):].split("\n\n")[1]
+    lines = listed.splitlines()
+    assert re.findall(r"^- \[(S\d+)\]", listed, re.MULTILINE) == ["S1", "S2", "S3", "S4", "S5"]
+    found = [name for name in (*FIELD_NAMES, *TOOL_IDS, *INTERNAL_KEYS) if name in listed]
+    assert found == [], found
+    # the statement source names the company, statement and periods, and links the 10-K
+    assert lines[0].startswith("- [S1] Apple Inc. — Income statement, annual, FY2021–FY2025")
+    assert "SEC EDGAR (XBRL company facts)" in lines[0] and lines[0].endswith(".htm")
+    assert TEN_K in listed  # the filing read for management's words, by its document
+    assert "- [S4] Calculation: Gross margin: 180,683 ÷ 391,035 × 100 = 46.21" in lines
 
 
 def test_citations_link_to_their_source_in_html_and_pdf(note: Note) -> None:

@@ -93,7 +93,8 @@ async def test_export_and_chart_the_last_answer(fake_llm: FakeLLM, data: FakeDat
 
         d.line("/chart")
         text = await d.wait_for("Draw one with /chart NAME or /chart NUMBER.")
-        listing = [one_line(line) for line in text.splitlines() if "Income statement" in line]
+        listing = [one_line(line) for line in text.splitlines()
+                   if "Income statement" in line and line.strip()[:1].isdigit()]
         assert listing[0].startswith("1 Revenue █▂▁▃")
         assert any(line.startswith("3 Net margin ") for line in listing), listing
         assert any(line.startswith("4 EPS, diluted ") for line in listing)

@@ -94,7 +94,9 @@ def test_without_a_sandbox_yes_refuses_what_it_cannot_prove_and_says_so(llm: Fak
 def test_sandbox_check_command_holds(tmp_path: Path) -> None:
     result = run_cli(["sandbox", "--check"], cwd=tmp_path, env=cli_env(None, tmp_path))
     assert result.code == 0, result.stdout + result.stderr
-    assert "bubblewrap" in result.stdout and "All 15 checks held." in result.stdout
+    assert "bubblewrap" in result.stdout and "All 17 checks held." in result.stdout
+    assert "held  the command holds no descriptor of the host" in result.stdout
+    assert "held  no command can make a set-user-ID file" in result.stdout
 
 
 def test_models_says_whether_the_shell_is_sandboxed(tmp_path: Path) -> None:

@@ -9,21 +9,26 @@ process left, nothing run later by git.
 
 from __future__ import annotations
 
-import base64
-import contextlib
 import ctypes
 import os
-import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from dexter.config import Settings
 from dexter.sandbox.runner import detect_runner
-from dexter.testing.fakellm import FakeLLM, Reply, ToolCallSpec
+from dexter.testing.fakellm import FakeLLM
 from dexter.testing.shell_corpus import AWS_CANARY, SSH_CANARY, World
-from tests.cli_helpers import CliResult, cli_env, run_cli
+from tests.sandbox_helpers import (
+    MODES,
+    alerts,
+    ask,
+    git,
+    model_saw,
+    mounts_unchanged,
+    no_process_left,
+    snapshot,
+)
 
 RUNNER = detect_runner(Settings())
 pytestmark = [pytest.mark.e2e,
@@ -31,13 +36,6 @@ pytestmark = [pytest.mark.e2e,
                                  reason=f"no OS sandbox here: {RUNNER.status.reason}")]
 DEEP_SECRET = "CANARY-deep-secret-3c08d4"
 NODE_SECRET = "CANARY-node-secret-77ab12"
-MODES = [pytest.param(yes, hidden, id=f"{'yes' if yes else 'no-yes'}-{'b64' if hidden else 'plain'}")
-         for yes in (False, True) for hidden in (False, True)]
-GIT_IDENT = ["-c", "user.email=a@b", "-c", "user.name=a"]
-
-
-def _hide(command: str) -> str:
-    return f"echo {base64.b64encode(command.encode()).decode()} | base64 -d | sh"
 
 
 @pytest.fixture
@@ -49,70 +47,11 @@ def machine(tmp_path: Path) -> World:
     return world
 
 
-def _git(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {"PATH": os.environ["PATH"], "HOME": str(cwd), "GIT_CONFIG_NOSYSTEM": "1"}
-    return subprocess.run(["git", *GIT_IDENT, *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=30, check=False)
-
-
-def _snapshot(top: Path) -> dict[str, str]:
-    """Every entry under ``top`` (not following links) with what it is."""
-    out = {}
-    for dirpath, dirnames, filenames in os.walk(top):
-        for name in dirnames + filenames:
-            path = Path(dirpath) / name
-            if path.is_symlink():
-                out[str(path)] = "link:" + os.readlink(path)
-            elif path.is_file():
-                out[str(path)] = path.read_bytes().hex()[:64] + str(path.stat().st_size)
-            else:
-                out[str(path)] = "dir"
-    return out
-
-
-def _ask(llm: FakeLLM, m: World, commands: list[str], *, yes: bool, hidden: bool,
-         **env: str) -> CliResult:
-    replies = [Reply(tool_calls=[ToolCallSpec("bash", {"command": _hide(c) if hidden else c})])
-               for c in commands]
-    llm.enqueue(*replies, Reply(text="Done."))
-    full_env = cli_env(llm, m.workspace, HOME=str(m.home), XDG_CONFIG_HOME=str(m.home / ".config"),
-                       DEXTER_HOME=str(m.workspace / ".dexter"), **env)
-    args = ["ask", "--json", *(["--yes"] if yes else []), "go"]
-    result = run_cli(args, cwd=m.workspace, env=full_env, timeout=180)
-    assert result.code == 0, result.stderr[-2000:]
-    return result
-
-
-def _model_saw(llm: FakeLLM) -> str:
-    return "\n".join(str(m.get("content")) for r in llm.requests for m in r.body["messages"]
-                     if m.get("role") == "tool")
-
-
-def _alerts(result: CliResult) -> list[str]:
-    return [f for e in result.events if e["type"] == "sandbox_alert" for f in e["findings"]]
-
-
-@contextlib.contextmanager
-def _mounts_unchanged(marker: Path) -> Iterator[None]:
-    def ours() -> list[str]:
-        return [line for line in Path("/proc/self/mountinfo").read_text().splitlines()
-                if str(marker) in line]
-
-    before = ours()
-    yield
-    assert ours() == before
-
-
-def _no_process_left(marker: str) -> None:
-    out = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True, check=False)
-    assert out.stdout.strip() == ""
-
-
 @pytest.mark.parametrize(("yes", "hidden"), MODES)
 def test_links_at_protected_paths_never_lead_a_bind_outside(
         llm: FakeLLM, machine: World, yes: bool, hidden: bool) -> None:
     m = machine
-    home_before, outside_before = _snapshot(m.home), _snapshot(m.outside)
+    home_before, outside_before = snapshot(m.home), snapshot(m.outside)
     commands = [
         f"ln -s {m.home} dexter.toml; ln -s {m.home}/.bash_history .env; "
         f"ln -sfn {m.home} scratchpads; mkdir -p .dexter; ln -s {m.home} .dexter/settings.json",
@@ -121,18 +60,18 @@ def test_links_at_protected_paths_never_lead_a_bind_outside(
         "credentials.json",
         "cat ~/.ssh/id_rsa ~/.aws/credentials dexter.toml/.ssh/id_rsa; ls -la ~ .git/hooks",
     ]
-    with _mounts_unchanged(m.root):
-        result = _ask(llm, m, commands, yes=yes, hidden=hidden)
-    saw = _model_saw(llm)
+    with mounts_unchanged(m.root):
+        result = ask(llm, m, commands, yes=yes, hidden=hidden)
+    saw = model_saw(llm)
     assert SSH_CANARY not in saw and AWS_CANARY not in saw
-    assert _snapshot(m.home) == home_before and _snapshot(m.outside) == outside_before
+    assert snapshot(m.home) == home_before and snapshot(m.outside) == outside_before
     for name in ("dexter.toml", ".env"):
         assert not os.path.lexists(m.workspace / name), name  # rolled back
     assert (m.workspace / "scratchpads").is_dir() and not (m.workspace / "scratchpads").is_symlink()
     assert not (m.workspace / ".git" / "hooks").is_symlink()
     assert not (m.workspace / ".git" / "config").is_symlink()
     if hidden:  # the plain forms may be refused by the command check before they run
-        assert any("dexter.toml" in a and "symbolic link" in a for a in _alerts(result))
+        assert any("dexter.toml" in a and "symbolic link" in a for a in alerts(result))
 
 
 @pytest.mark.parametrize(("yes", "hidden"), MODES)
@@ -152,19 +91,19 @@ def test_git_cannot_be_renamed_replaced_or_redirected(
         "echo ../evil > .git/commondir; rm -rf .git; git config core.hooksPath evil",
         f"mkdir -p data/.git && printf '[core]\\n\\tfsmonitor = touch {ran}\\n' > data/.git/config",
     ]
-    with _mounts_unchanged(m.root):
-        result = _ask(llm, m, commands, yes=yes, hidden=hidden)
+    with mounts_unchanged(m.root):
+        result = ask(llm, m, commands, yes=yes, hidden=hidden)
     assert os.lstat(m.workspace / ".git").st_ino == git_inode
     assert (m.workspace / ".git" / "config").read_text() == config_before
     assert not (m.workspace / ".git.orig").exists() and not (m.workspace / ".git" / "commondir").exists()
     assert not (m.workspace / "data" / ".git").exists()
     # the user's own git commands afterwards run nothing the commands planted
     for args in (["status"], ["commit", "--allow-empty", "-qm", "x"]):
-        assert _git(m.workspace, *args).returncode == 0
-    assert _git(m.workspace / "data", "status").returncode != 0 or not ran.exists()
+        assert git(m.workspace, *args).returncode == 0
+    assert git(m.workspace / "data", "status").returncode != 0 or not ran.exists()
     assert not ran.exists()
     if hidden:
-        assert any("data/.git" in a for a in _alerts(result))
+        assert any("data/.git" in a for a in alerts(result))
 
 
 @pytest.mark.parametrize(("yes", "hidden"), MODES)
@@ -175,7 +114,7 @@ def test_a_workspace_without_git_gets_none_and_a_gitdir_file_is_followed(
     m.home.mkdir()
     ran = m.root / "git-ran-it"
     # a .git file naming a git folder elsewhere in the workspace (as submodules have)
-    _git(m.workspace / "repo-data", "init", "-q", "-b", "main", ".")
+    git(m.workspace / "repo-data", "init", "-q", "-b", "main", ".")
     (m.workspace / "sub").mkdir()
     (m.workspace / "sub" / ".git").write_text("gitdir: ../repo-data/.git\n")
     commands = [
@@ -183,14 +122,14 @@ def test_a_workspace_without_git_gets_none_and_a_gitdir_file_is_followed(
         f"mkdir -p evil && printf '[core]\\n\\tfsmonitor = touch {ran}\\n' > evil/config && "
         "echo ../../evil > repo-data/.git/commondir; echo 'gitdir: ../evil' > sub/.git",
     ]
-    result = _ask(llm, m, commands, yes=yes, hidden=hidden)
+    result = ask(llm, m, commands, yes=yes, hidden=hidden)
     assert not os.path.lexists(m.workspace / ".git")
     assert not (m.workspace / "repo-data" / ".git" / "commondir").exists()
     assert (m.workspace / "sub" / ".git").read_text() == "gitdir: ../repo-data/.git\n"
-    assert _git(m.workspace / "sub", "status").returncode == 0 and not ran.exists()
+    assert git(m.workspace / "sub", "status").returncode == 0 and not ran.exists()
     if hidden:
-        alerts = _alerts(result)
-        assert any(a.startswith("the command created .git") for a in alerts), alerts
+        found = alerts(result)
+        assert any(a.startswith("the command created .git") for a in found), found
         quarantined = list((m.workspace / ".dexter" / "quarantine").glob("*/.git"))
         assert quarantined, "the .git the command made is kept for the user to look at"
 
@@ -230,16 +169,16 @@ def test_no_root_inside_sysctl_keyring_processes_and_memory_are_bounded(
         "head -c 64000000 /dev/zero > /tmp/fill; ls -la /tmp; id -u",
     ]
     try:
-        with _mounts_unchanged(m.root):
-            _ask(llm, m, commands, yes=yes, hidden=hidden, DEXTER_BASH_MAX_PROCESSES="40",
+        with mounts_unchanged(m.root):
+            ask(llm, m, commands, yes=yes, hidden=hidden, DEXTER_BASH_MAX_PROCESSES="40",
                  DEXTER_BASH_MEMORY_MB="128", DEXTER_BASH_TMP_MB="16")
     finally:
         if sysctl.read_text() != value:
             sysctl.write_text(value)
             pytest.fail("a command changed a kernel setting of the host")
-    saw = _model_saw(llm)
+    saw = model_saw(llm)
     assert not _keyring_has(key)
-    _no_process_left(marker)
+    no_process_left(marker)
     assert "touched 512" not in saw
     forked = [int(line.split()[1]) for line in saw.splitlines() if line.startswith("forked ")]
     assert forked and forked[0] <= 40  # a plain python3 script passes the command check
@@ -262,8 +201,8 @@ def test_secrets_are_masked_at_any_depth_and_wherever_they_are_moved(
     (m.workspace / "config").mkdir()
     (m.workspace / "config" / "credentials.json").write_text(NODE_SECRET + "-moved\n")
     (m.workspace / "report.md").write_text("# tracked\n")
-    _git(m.workspace, "add", "-A")
-    _git(m.workspace, "commit", "-qm", "files")
+    git(m.workspace, "add", "-A")
+    git(m.workspace, "commit", "-qm", "files")
     commands = [
         "cat a/b/c/d/e/f/service.pem node_modules/pkg/credentials.json config/credentials.json",
         "mv config/credentials.json node_modules/; mv config node_modules/config; "
@@ -271,8 +210,8 @@ def test_secrets_are_masked_at_any_depth_and_wherever_they_are_moved(
         "cat node_modules/config/credentials.json node_modules/a/b/c/d/e/f/service.pem",
         "git diff --stat; git status --short",
     ]
-    result = _ask(llm, m, commands, yes=yes, hidden=hidden)
-    saw = _model_saw(llm)
+    result = ask(llm, m, commands, yes=yes, hidden=hidden)
+    saw = model_saw(llm)
     for secret in (DEEP_SECRET, NODE_SECRET):
         assert secret not in saw and secret not in result.stdout
     # masks are empty regular files: git reads them, no "cannot hash" error

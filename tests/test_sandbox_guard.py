@@ -222,3 +222,19 @@ def test_a_protection_this_machine_cannot_give_is_named_with_its_reason() -> Non
     assert Bubblewrap("bwrap", "/usr/bin/prlimit", seccomp=SeccompProgram(bpf=b"x" * 8),
                       cgroups=PoolStatus(None, "no"), as_root=False).status.weaker == (
         "a memory limit that counts shared memory and tmpfs pages (no)",)
+
+
+def test_a_folder_too_deep_to_mount_is_masked_whole(tmp_path: Path) -> None:
+    from dexter.sandbox.scan import MAX_FOLDER_PATH
+
+    folder = tmp_path
+    fd = os.open(tmp_path, os.O_RDONLY)
+    depth = 0
+    while len(os.fsencode(str(folder))) <= MAX_FOLDER_PATH:
+        os.mkdir("x" * 200, dir_fd=fd)
+        fd = os.open("x" * 200, os.O_RDONLY, dir_fd=fd)
+        folder, depth = folder / ("x" * 200), depth + 1
+    os.mkdir("inner", dir_fd=fd)
+    found = TreeScanner().scan([tmp_path])
+    assert found.secret_dirs == [folder]  # the first folder past the limit, nothing below
+    assert len(os.fsencode(str(folder.parent))) <= MAX_FOLDER_PATH < len(os.fsencode(str(folder)))

@@ -245,6 +245,34 @@ def test_bwrap_options_bind_the_workspace_after_the_private_home(world: World) -
     assert argv[home_at - 1] == "--tmpfs" and home_at < ws_at
 
 
+@pytest.mark.parametrize("fd_binds", [True, False])
+def test_binds_use_each_checked_descriptor_once_or_the_path(world: World, fd_binds: bool) -> None:
+    """bwrap 0.8 and later binds duplicates of the descriptors the check opened (and closes
+    each once mounted, so a bwrap option names every one exactly once); an older bwrap
+    binds the paths, and no descriptor is handed over at all."""
+    from dexter.sandbox.guard import prepare
+
+    policy = build_policy(settings_for(world), world.workspace)
+    prepared = prepare(policy)
+    runner = Bubblewrap("bwrap", fd_binds=fd_binds)
+    try:
+        with runner.launch(["/bin/sh", "-c", "true"], policy, prepared) as launch:
+            argv, passed = launch.argv, set(launch.pass_fds)
+    finally:
+        prepared.close()
+    named = [int(argv[i + 1]) for i, a in enumerate(argv) if a in ("--bind-fd", "--ro-bind-fd")]
+    seccomp = [int(argv[i + 1]) for i, a in enumerate(argv) if a == "--seccomp"]
+    assert "/proc/self/fd" not in " ".join(argv)
+    assert len(named) == len(set(named)) and passed == set(named) | set(seccomp)
+    if fd_binds:
+        assert ["--bind-fd", str(named[0]), str(world.workspace)] == \
+            argv[argv.index("--bind-fd"):argv.index("--bind-fd") + 3]
+        assert str(world.workspace / ".git") in argv and len(named) >= 3
+    else:
+        assert named == [] and ["--bind", str(world.workspace), str(world.workspace)] == \
+            argv[argv.index("--bind"):argv.index("--bind") + 3]
+
+
 async def test_run_command_without_a_policy_runs_directly(tmp_path: Path) -> None:
     result = await run_command("echo hi", tmp_path, 5)
     assert result.exit_code == 0 and b"hi" in result.stdout.kept and result.sandbox_note == ""

@@ -17,9 +17,10 @@ import pytest
 from rich.console import Console
 
 from dexter.events import Done, RunStart, Thinking, ToolEnd, ToolError, ToolStart
-from dexter.evidence.report import MARK, answer_markdown_text
+from dexter.evidence.report import MARK
 from dexter.render import choose_renderer
 from dexter.render.base import for_terminal
+from dexter.reports.sourcing import answer_with_sources
 from dexter.testing.fakellm import FakeLLM, HttpError, Raw, Reply, ToolCallSpec
 from dexter.text import escape_controls
 from tests.cli_helpers import cli_env, run_cli
@@ -96,7 +97,7 @@ def test_the_marks_of_unsupported_figures_move_with_the_escaped_answer() -> None
     done = Done(answer=answer, verification={
         "checked": 2, "supported": 0, "status": "unverified", "final": True,
         "unsupported": [{"text": answer[s:e], "value": 0, "start": s, "end": e} for s, e in spans]})
-    shown = answer_markdown_text(for_terminal(done))  # type: ignore[arg-type]
+    shown = answer_with_sources(for_terminal(done))  # type: ignore[arg-type]
     assert f"$9.9B{MARK}" in shown and f"40%{MARK}" in shown
     assert_no_raw_controls(shown)
 

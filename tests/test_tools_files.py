@@ -104,6 +104,17 @@ def test_sandbox_write_protects_settings_and_git(ws: Path) -> None:
     assert ".git" in (sandbox.check(".git/hooks/pre-commit", write=True) or "")
 
 
+def test_the_record_of_dexters_own_settings_files_is_never_written(
+        ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """In a workspace that is the home folder, the user state folder is in it: the file
+    tools must not forge the record that makes a settings file's allow rules count."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(ws / ".local" / "state"))
+    sandbox = sandbox_for(ws, ws / ".dexter")
+    for path in (".local/state/dexter/own-settings.json", ".local/state/dexter/x"):
+        assert "record of which settings files" in (sandbox.check(path, write=True) or "")
+    assert sandbox.check(".local/state/other/x", write=True) is None
+
+
 @pytest.mark.parametrize("path", [
     ".DEXTER/settings.json",    # the same file on a case-insensitive file system (macOS)
     ".dexter/SETTINGS.JSON",

@@ -69,8 +69,8 @@ def test_figures_from_the_fetched_data_verify_and_cite_their_source(
     assert verification["counts"]["supported"] == 2
     assert [(f["text"], f["status"], f["source"]) for f in verification["figures"]] == [
         ("$391.0 billion", "supported", "S1"), ("$383.3B", "supported", "S1")]
-    assert done["citations"] == [{"id": "S1", "tool": "read_file",
-                                  "title": "read_file: aapl.txt", "url": "aapl.txt"}]
+    assert done["citations"] == [{"id": "S1", "tool": "read_file", "title": "File: aapl.txt",
+                                  "detail": "", "provider": "", "url": "aapl.txt"}]
     pad = [json.loads(line) for line in result.scratchpads()[0].read_text().splitlines()]
     [record] = [e for e in pad if e["type"] == "tool_result"]
     assert record["source_id"] == "S1"
@@ -93,7 +93,7 @@ def test_an_invented_figure_gets_one_repair_turn_and_is_marked_if_kept(
     assert "Services $96.2 billion ⚠ [S1]" in out
     assert ("⚠ 1 of 2 figures does not check out (marked ⚠): $96.2 billion is in none of "
             "the cited sources [S1] nor any other.") in out
-    assert "- [S1] read_file: aapl.txt · aapl.txt" in out
+    assert "- [S1] File: aapl.txt\n" in out + "\n" and "read_file" not in out.split("**Sources**")[1]
 
 
 def test_a_repaired_answer_verifies(fake: FakeLLM, tmp_path: Path) -> None:
@@ -115,7 +115,9 @@ def test_a_calculator_result_from_fetched_inputs_verifies(fake: FakeLLM, tmp_pat
     result = ask(fake, tmp_path, "gpt-5.6-sol", "Apple growth?", "--json")
     done = result.events[-1]
     assert done["verification"]["status"] == "verified"
-    assert [c["id"] for c in done["citations"]] == ["S2", "S1"]
+    # by id, the calculation in words with its arithmetic
+    assert [c["id"] for c in done["citations"]] == ["S1", "S2"]
+    assert done["citations"][1]["detail"] == "(391,035 - 383,285) ÷ 383,285 × 100 = 2.02"
     assert len(fake.requests) == 3
 
 
@@ -170,5 +172,5 @@ def test_replay_shows_the_sources_and_the_check(fake: FakeLLM, tmp_path: Path) -
     replay = run_cli(["replay", str(pad)], cwd=tmp_path, env=cli_env(fake, tmp_path))
     assert replay.code == 0, replay.stderr
     assert "✓ [S1] " in replay.stdout
-    assert "- [S1] read_file: aapl.txt · aapl.txt" in replay.stdout
+    assert "- [S1] File: aapl.txt" in replay.stdout and "read_file:" not in replay.stdout
     assert "✓ 1 figure checked against the sources." in replay.stdout

@@ -54,7 +54,7 @@ from dexter.events import (
     Thinking,
 )
 from dexter.evidence.ledger import SourceLedger
-from dexter.evidence.report import citations_of, verification_event
+from dexter.evidence.report import verification_event
 from dexter.evidence.verify import AnswerCheck, repair_note, verify_answer
 from dexter.messages import (
     AssistantMessage,
@@ -68,6 +68,7 @@ from dexter.providers.base import ChatModel, ModelResponse, StreamChunk, ToolSpe
 from dexter.providers.call import generate
 from dexter.providers.errors import ProviderError
 from dexter.providers.pricing import model_price, usage_cost
+from dexter.reports.sourcing import answer_citations
 from dexter.sandbox.runner import SandboxRunner
 from dexter.scratchpad import Scratchpad
 from dexter.secrets import register_pasted_keys
@@ -582,7 +583,7 @@ class Agent:
             context_threshold=self.threshold,
             model=self.setup.model.model,
             error_kind=error_kind,
-            citations=citations_of(answer, ledger) if ledger is not None else [],
+            citations=answer_citations(answer, ledger) if ledger is not None else [],
             verification=check.to_dict() if check is not None else None,
             **_record_state(pad),
         )

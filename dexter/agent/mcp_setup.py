@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from dexter.config import Settings
@@ -59,7 +60,10 @@ def start_mcp(settings: Settings, report: Callable[[str], None] | None = None) -
     that fails is reported through ``report`` and left out."""
     if not settings.mcp.servers:
         return None
-    manager = McpManager(settings.mcp, log_dir=settings.home_path / "mcp-logs", report=report)
+    from dexter.sandbox.programs import writable_folders
+
+    manager = McpManager(settings.mcp, log_dir=settings.home_path / "mcp-logs", report=report,
+                         writable=writable_folders(Path.cwd(), settings.bash.allow_write))
     manager.start()
     return manager
 

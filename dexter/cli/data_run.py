@@ -463,10 +463,10 @@ def _footer(console: Any, result: DataResult) -> None:
     links = filing_links(result)
     lines = [f"Source: {result.source}"]
     if links:
-        lines.extend(f"  {what}  {url}" for what, url in links[:12])
+        lines.extend(f"  {what}:\n    {url}" for what, url in links[:12])
         if len(links) > 12:
             lines.append(f"  ... and {len(links) - 12} more filings (--json lists them all)")
     elif result.urls:
         lines.append(f"  {result.urls[0]}")
-    lines.extend(f"Note: {note}" for note in result.notes)
+    lines.extend(f"Note: {note}" for note in result.reader_notes or result.notes)
     console.print(Text(escape_controls("\n".join(lines)), style="dim"))

@@ -1,11 +1,11 @@
-"""How ``dexter data`` shows records on a terminal: rich tables with the lexicon's labels,
-amounts in $ millions, per-share values and prices to two decimals, ratios as percentages
-and negatives in parentheses.
+"""How ``dexter data`` shows records on a terminal: rich tables with the lexicon's labels
+and the report writers' number formats (:mod:`dexter.reports.presentation`): a statement's
+amounts and share counts in millions, per-share values and prices to two decimals, ratios
+as percentages and negatives in parentheses, each table captioned with the units it holds.
 
-:func:`format_cell` is the one place a number becomes text here, so the view can switch
-to the report writers' formatting functions when they provide one for terminals. Every
-text from outside (a filer's name, a release's words) is shown with its control
-characters escaped, never interpreted.
+:func:`format_cell` is the one place a value becomes text here. Every text from outside (a
+filer's name, a release's words) is shown with its control characters escaped, never
+interpreted.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from dexter import metrics
+from dexter.reports import presentation as fmt
 from dexter.text import escape_controls
 
 if TYPE_CHECKING:
@@ -29,9 +30,6 @@ class Shown(Protocol):
     title: str
     show_text: bool
 
-MILLION = 1_000_000.0
-AMOUNT_CAPTION = "USD millions, except per-share values and prices (USD) and share counts."
-
 
 def kind_of(field: str) -> str:
     """The lexicon's kind of a field (``amount``, ``per_share``, ``shares``, ``ratio``,
@@ -42,12 +40,13 @@ def kind_of(field: str) -> str:
     return known.kind if known is not None else "text"
 
 
-def format_cell(value: Any, field: str) -> str:
-    """One value for a reader: amounts in $ millions (two decimals under 1, one under
-    100), per-share values and prices to two decimals, shares and counts whole, ratios as
-    percentages to one decimal, negatives in parentheses, '—' when missing."""
+def format_cell(value: Any, field: str, *, scaled: bool = True) -> str:
+    """One value for a reader, as the reports print it: amounts in $ millions (with the
+    decimals a small one needs), share counts in millions when ``scaled`` (a statement)
+    and whole otherwise (a trade's shares), per-share values and prices to two decimals,
+    ratios as percentages, negatives in parentheses, '—' when missing."""
     if value is None or value == "":
-        return "—"
+        return fmt.MISSING
     if isinstance(value, bool):
         return "yes" if value else "no"
     if not isinstance(value, int | float):
@@ -58,20 +57,35 @@ def format_cell(value: Any, field: str) -> str:
         return escape_controls(" ".join(str(value).split()))
     kind = kind_of(field)
     number = float(value)
+    if kind == "amount":
+        return fmt.amount(number, fmt.MILLION, decimals=None)
+    if kind == "shares":
+        return fmt.amount(number, fmt.MILLION, decimals=None) if scaled else \
+            fmt.number(float(round(number)))
     if kind == "ratio":
-        text = f"{abs(number) * 100:.1f}%"
-    elif kind in ("per_share", "price"):
-        text = f"{abs(number):,.2f}"
-    elif kind == "amount":
-        scaled = abs(number) / MILLION
-        digits = 0 if scaled >= 100 or round(scaled, 6).is_integer() else \
-            1 if scaled >= 1 else 2
-        text = f"{scaled:,.{digits}f}"
-    elif number.is_integer():
-        text = f"{abs(int(number)):,}"
-    else:
-        text = f"{abs(number):,.2f}"
-    return f"({text})" if number < 0 else text
+        return fmt.ratio(number)
+    if kind in ("per_share", "price"):
+        return fmt.per_share(number)
+    return fmt.number(float(round(number)) if kind == "count" else number)
+
+
+def units_caption(fields: Iterable[str], *, scaled: bool = True) -> str:
+    """The caption naming the units of the numeric fields a table shows: ``USD millions,
+    except per-share values; shares in millions``; empty when none needs one."""
+    kinds = {kind_of(f) for f in fields}
+    parts: list[str] = []
+    if "amount" in kinds:
+        text = "USD millions"
+        exceptions = [name for kind, name in (("per_share", "per-share values"),
+                                              ("price", "prices")) if kind in kinds]
+        if exceptions:
+            text += f", except {' and '.join(exceptions)} (USD)"
+        parts.append(text)
+    elif kinds & {"per_share", "price"}:
+        parts.append("USD")
+    if "shares" in kinds and scaled:
+        parts.append("shares in millions")
+    return "; ".join(parts) + "." if parts else ""
 
 
 def label(field: str) -> str:
@@ -99,7 +113,7 @@ def records_view(title: str, records: Sequence[dict[str, Any]], fields: Iterable
     present = [f for f in fields if any(r.get(f) not in (None, "") for r in records)]
     numeric = {f for f in present if kind_of(f) != "text"}
     table = _table(title, caption)
-    cells = [[format_cell(r.get(f), f) for f in present] for r in records]
+    cells = [[format_cell(r.get(f), f, scaled=False) for f in present] for r in records]
     for i, field in enumerate(present):
         dated = field.endswith("date") or field in ("date", "report_period", "period_end")
         # a text column is never narrower than its longest word (up to 14): words wrap,
@@ -182,8 +196,8 @@ def show_statements(console: Any, fetched: Shown) -> None:
             continue
         title = fetched.title if not isinstance(data, dict) else \
             f"{fetched.title}: {name.replace('_', ' ')}"
-        console.print(periods_view(title, records, _numeric_fields(records),
-                                   caption=AMOUNT_CAPTION))
+        fields = _numeric_fields(records)
+        console.print(periods_view(title, records, fields, caption=units_caption(fields)))
 
 
 def show_segments(console: Any, fetched: Shown) -> None:
@@ -205,7 +219,7 @@ def show_segments(console: Any, fetched: Shown) -> None:
             ticker = rows[0].get("ticker", "")
             console.print(pivot_view(f"{ticker} {label(name).lower()} by "
                                      f"{axis.lower()}", names, columns, cells, name,
-                                     caption="" if name == "share_of_total" else AMOUNT_CAPTION))
+                                     caption=units_caption([name])))
 
 
 def show_facts(console: Any, fetched: Shown) -> None:
@@ -254,10 +268,11 @@ def show_releases(console: Any, fetched: Shown) -> None:
             f" filed {release.get('filing_date')} · {release.get('exhibit')} · "
             f"{filing.get('url', '')}"), style="bold"))
         figures = [f for f in release.get("figures") or [] if f.get("period")]
+        fields = _numeric_fields(figures)
         if figures:
             console.print(periods_view("Figures from the release's tables", [
                 {**f, "fiscal_period": f.get("fiscal_period") or f.get("period_label")}
-                for f in figures], _numeric_fields(figures), caption=AMOUNT_CAPTION))
+                for f in figures], fields, caption=units_caption(fields)))
         outlook = release.get("outlook") or []
         if outlook:
             console.print(Text("Outlook and guidance", style="bold"))
@@ -334,7 +349,8 @@ def show_peers(console: Any, fetched: Shown) -> None:
         "rank")), "")
     console.print(records_view(fetched.title, rows, ("rank", "ticker", "name", metric,
                                                      "period_end", "is_subject", "cik"),
-                               caption=AMOUNT_CAPTION, headers={"is_subject": "Subject",
+                               caption=units_caption([metric], scaled=False),
+                               headers={"is_subject": "Subject",
                                                                 "cik": "CIK"}))
 
 
@@ -351,5 +367,6 @@ def show_screen(console: Any, fetched: Shown) -> None:
     rows = list(fetched.result.data)
     fields = ["ticker", "name", *[k for k in (rows[0] if rows else {}) if k not in (
         "ticker", "name", "cik", "period")], "cik"]
-    console.print(records_view(fetched.title, rows, fields, caption=AMOUNT_CAPTION,
+    console.print(records_view(fetched.title, rows, fields,
+                               caption=units_caption(fields, scaled=False),
                                headers={"cik": "CIK"}))

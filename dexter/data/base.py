@@ -183,12 +183,16 @@ class ScreenFilter:
 
 @dataclass(frozen=True, slots=True)
 class DataResult:
-    """What a source returns: the data, who gave it, the request URLs and caveats."""
+    """What a source returns: the data, who gave it, the request URLs and caveats.
+
+    ``notes`` are for the model and may name the data's fields; ``reader_notes``, when a
+    source sets them, say the same to a person (``dexter data`` prints them), in words."""
 
     data: Any
     source: str
     urls: tuple[str, ...] = ()
     notes: tuple[str, ...] = field(default_factory=tuple)
+    reader_notes: tuple[str, ...] = field(default_factory=tuple)
 
 
 # --------------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from dexter import metrics
 from dexter.data.base import (
     NO_DATES,
     Capability,
@@ -164,11 +165,20 @@ class EdgarSource(SecSource):
             "year-to-date values, margins, totals). Fiscal periods follow the company's "
             "fiscal calendar. Per-share values and share counts are on the latest split's "
             "basis ('split_adjusted' names the split and the value as filed).",)
+        reader: tuple[str, ...] = (
+            "Each value is the one most recently filed in a 10-K or 10-Q (a restatement "
+            "replaces what was first reported). Quarters computed from year-to-date values, "
+            "margins and totals are derived from filed values. Fiscal periods follow the "
+            "company's fiscal calendar; per-share values and share counts are on the basis "
+            "of the latest stock split.",)
         if kind in ("cash_flow", "all"):
             notes += (f"Payments ({', '.join(PAYMENT_FIELDS)}) are shown as negative numbers "
                       f"(outflows); filings report them as positive amounts.",)
+            payments = ", ".join(metrics.label(f).lower() for f in PAYMENT_FIELDS)
+            reader += (f"Payments ({payments}) are shown as negative numbers (outflows); "
+                       f"filings report them as positive amounts.",)
         data: Any = out if kind == "all" else out[STATEMENT_KEYS[kind]]
-        return DataResult(data, "SEC EDGAR (XBRL company facts)", (url,), notes)
+        return DataResult(data, "SEC EDGAR (XBRL company facts)", (url,), notes, reader)
 
     async def _filing_statements(self, kind: StatementKind, ticker: str,
                                  accession: str) -> DataResult:

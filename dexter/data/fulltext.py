@@ -105,7 +105,7 @@ class FullTextSearchSource(SecSource):
         start = max(0, offset)
         while len(records) < limit:
             data, url = await self._get(f"{self.fts_url}/search-index", namespace="edgar/fts",
-                                        ttl=TTL_1H, what="EDGAR full-text search",
+                                        ttl=TTL_1H, what="full-text search service at this address",
                                         params={**params, "from": start})
             urls.append(url)
             page, total, relation = hits(data, self.base_url)

@@ -1,6 +1,7 @@
-"""How a checked answer is shown: marks on unsupported figures, the Sources section, the
-verification line. Pure text (markdown), shared by the live view, plain lines, reports,
-``dexter replay`` and the REPL, so the answer reads the same everywhere."""
+"""How a checked answer is shown: marks on unsupported figures and the verification line.
+Pure text (markdown), shared by the live view, plain lines, reports, ``dexter replay`` and
+the REPL, so the answer reads the same everywhere (the Sources list under it, in words, is
+``reports/sourcing.py``'s)."""
 
 from __future__ import annotations
 
@@ -8,24 +9,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from dexter.events import Done, Verification
-from dexter.evidence.citations import cited_ids
-from dexter.evidence.ledger import SourceLedger
 from dexter.evidence.verify import AnswerCheck
 
 MARK = " ⚠"
 """Put after each figure that failed the check (unsupported, misattributed, miscited)."""
 NAMED_IN_LINE = 10
 """Failed figures the verification line names with their reason (the rest are counted)."""
-
-
-def citations_of(answer: str, ledger: SourceLedger) -> list[dict[str, str]]:
-    """``done.citations``: each source the answer cites that exists, first citation first."""
-    out = []
-    for source_id in cited_ids(answer):
-        source = ledger.get(source_id)
-        if source is not None:
-            out.append(source.citation())
-    return out
 
 
 def verification_event(check: AnswerCheck, *, final: bool) -> Verification:
@@ -45,20 +34,6 @@ def mark_unsupported(answer: str, unsupported: Sequence[Mapping[str, Any]]) -> s
     for end in ends:
         answer = answer[:end] + MARK + answer[end:]
     return answer
-
-
-def sources_section(citations: Sequence[Mapping[str, Any]]) -> str:
-    """The markdown ``Sources`` list of the cited sources ('' when none is cited)."""
-    usable = [c for c in citations if isinstance(c, Mapping)] \
-        if isinstance(citations, Sequence) else []
-    if not usable:
-        return ""
-    lines = ["**Sources**", ""]
-    for c in usable:
-        title = str(c.get("title") or c.get("tool") or "")
-        url = str(c.get("url") or "")
-        lines.append(f"- [{c.get('id', '')}] {title}" + (f" · {url}" if url else ""))
-    return "\n".join(lines)
 
 
 def failed_figures(verification: Mapping[str, Any] | None) -> list[tuple[str, str]]:
@@ -132,13 +107,6 @@ def marked_answer(done: Done) -> str:
     marks = [u for u in unsupported if isinstance(u, Mapping)] \
         if isinstance(unsupported, list) else []
     return mark_unsupported(done.answer.strip(), marks)
-
-
-def answer_markdown_text(done: Done) -> str:
-    """The answer as every renderer shows it: marked figures, then the Sources section."""
-    body = marked_answer(done)
-    sources = sources_section(done.citations)
-    return f"{body}\n\n{sources}" if sources else body
 
 
 def limit_line(done: Done) -> str:

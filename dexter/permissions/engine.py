@@ -72,10 +72,13 @@ class RuleBasedPermissions:
 
     def __init__(self, cwd: Path, home: Path, settings_path: Path | None = None, *,
                  contained: SandboxStatus | None = None, auto_allow_sandboxed: bool = True,
-                 writable: tuple[Path, ...] = ()) -> None:
+                 writable: tuple[Path, ...] = (), allow_rules: bool = True) -> None:
+        """``allow_rules``: False when the settings file's allow rules must not be used (it
+        is not dexter's own writing and was not trusted: :mod:`dexter.config_trust`)."""
         self.sandbox: Sandbox = sandbox_for(cwd, home, writable if contained and contained.active else ())
         self.settings_path = settings_path or Path(home) / "settings.json"
-        self.rules: RuleSet = load_rules(self.settings_path)
+        self.allow_rules = allow_rules
+        self.rules: RuleSet = load_rules(self.settings_path, allow=allow_rules)
         self.shell_status = contained or SandboxStatus(False, "none", "no sandbox configured")
         self.auto_allow_sandboxed = auto_allow_sandboxed
 
@@ -91,7 +94,7 @@ class RuleBasedPermissions:
 
     def reload(self) -> None:
         """Read the settings file again."""
-        self.rules = load_rules(self.settings_path)
+        self.rules = load_rules(self.settings_path, allow=self.allow_rules)
 
     # -- PermissionEngine ------------------------------------------------------------
 
@@ -399,7 +402,7 @@ def build_permission_engine(settings: Settings, cwd: Path | None = None,
                      for p in settings.bash.allow_write if p.strip())
     return RuleBasedPermissions(cwd, settings.home_path, contained=shell_status,
                                 auto_allow_sandboxed=settings.bash.auto_allow_sandboxed,
-                                writable=writable)
+                                writable=writable, allow_rules=settings.home_rules_trusted)
 
 
 def noninteractive_engine(settings: Settings, cwd: Path, shell_status: SandboxStatus | None,

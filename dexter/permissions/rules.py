@@ -268,13 +268,17 @@ def read_settings(path: Path) -> dict[str, Any]:
                                 "permission rules in it are not in effect.") from None
 
 
-def load_rules(path: Path) -> RuleSet:
-    """The rules in a settings file; problems become warnings (the file is never changed)."""
+def load_rules(path: Path, *, allow: bool = True) -> RuleSet:
+    """The rules in a settings file; problems become warnings (the file is never changed).
+    ``allow=False`` leaves out its allow rules (deny and ask rules only narrow)."""
     try:
         data = read_settings(path)
     except SettingsFileError as exc:
         return RuleSet(warnings=[str(exc)])
-    return rules_from_dict(data.get("permissions"), str(path))
+    rules = rules_from_dict(data.get("permissions"), str(path))
+    if not allow:
+        rules.allow.clear()
+    return rules
 
 
 def save_rule(path: Path, kind: Behavior, rule: Rule) -> None:

@@ -49,7 +49,7 @@ from dexter.events import (
     ToolStart,
     Verification,
 )
-from dexter.evidence.report import answer_markdown_text, limit_line, verification_line
+from dexter.evidence.report import limit_line, verification_line
 from dexter.render.format import (
     SUBAGENT_TOOL,
     SubagentProgress,
@@ -75,6 +75,7 @@ from dexter.render.format import (
 )
 from dexter.render.notices import Notice, notice_for, record_notice
 from dexter.render.tables import answer_markdown
+from dexter.reports.sourcing import answer_with_sources
 
 VERBS: tuple[str, ...] = (
     "Analyzing", "Auditing", "Benchmarking", "Calculating", "Charting", "Collating",
@@ -543,7 +544,7 @@ class LiveRenderer:
         self._stop_live()
         self._print(Text())
         if done.status in ("ok", "max_iterations"):
-            answer = answer_markdown_text(done)
+            answer = answer_with_sources(done)
             self._print(answer_markdown(answer) if answer else Text("(no answer)", style=MUTED))
             for line in (verification_line(done.verification), limit_line(done)):
                 if line:

@@ -26,7 +26,7 @@ from dexter.events import (
     ToolProgress,
     ToolStart,
 )
-from dexter.evidence.report import answer_markdown_text, limit_line, verification_line
+from dexter.evidence.report import limit_line, verification_line
 from dexter.render.format import (
     SUBAGENT_TOOL,
     SubagentProgress,
@@ -45,6 +45,7 @@ from dexter.render.format import (
     truncate,
 )
 from dexter.render.notices import notice_for, record_notice
+from dexter.reports.sourcing import answer_with_sources
 from dexter.secrets import scrub
 from dexter.text import clean
 
@@ -135,7 +136,7 @@ class PlainRenderer:
     def _done(self, done: Done) -> None:
         self._line()
         if done.status in ("ok", "max_iterations"):
-            self._line(answer_markdown_text(done) or "(no answer)")
+            self._line(answer_with_sources(done) or "(no answer)")
             for line in (verification_line(done.verification), limit_line(done)):
                 if line:
                     self._line()

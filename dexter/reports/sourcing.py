@@ -13,20 +13,25 @@ what it is in words and names the documents behind it:
   each input with the table cell or source it came from;
 - anything else (a web page, a file, a search): its title in words and its link.
 
-Sources are listed by id (S1, S2, ...), the ids the answer cites.
+Sources are listed by id (S1, S2, ...), the ids the answer cites. The same words make the
+terminal's Sources list under an answer (:func:`answer_citations` fills ``done.citations``
+with them; :func:`answer_with_sources` prints them), so the live view, plain lines, ``dexter
+replay`` and the reports name a source alike.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from dexter import metrics
 from dexter.events import Done
-from dexter.evidence.citations import find_citations
+from dexter.evidence.citations import cited_ids, find_citations
 from dexter.evidence.documents import Document
 from dexter.evidence.ledger import Source, SourceLedger
+from dexter.evidence.report import marked_answer
 from dexter.evidence.tables import DataTable, Filing
 from dexter.reports.model import Reference, ReportSource
 from dexter.reports.presentation import (
@@ -45,6 +50,7 @@ CONSTANTS = frozenset({100.0, 1_000.0, 1e6, 1e9, 1e12, 365.0, 360.0, 52.0, 12.0,
 """Numbers a calculation uses that need no source (percent, scale, days, periods)."""
 _SCALES = (1.0, 1e3, 1e6, 1e9, 1e12)
 _ID = re.compile(r"^S(\d+)$")
+_ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
 _CHANGE = re.compile(r"\b(?:grew|growth|grow|rose|increase[ds]?|fell|declined?|decrease[ds]?|"
                      r"changed?|up|down)\b")
 
@@ -63,6 +69,54 @@ def source_ids(cited: Sequence[str], run: Sequence[str], ledger: SourceLedger | 
                         wanted.setdefault(found[0])
         wanted = {i: None for i in wanted if ledger.get(i) is not None}
     return sorted(wanted, key=_number)
+
+
+def answer_citations(answer: str, ledger: SourceLedger) -> list[dict[str, str]]:
+    """``done.citations``: each source ``answer`` cites that the ledger holds, by id, in
+    words: ``title`` (what it is), ``detail`` (a calculation's arithmetic), ``provider``
+    (who supplied it), ``url`` (the filing's own document where one is known) and ``tool``
+    (for the record; no view shows it)."""
+    out = []
+    for source_id in sorted(cited_ids(answer), key=_number):
+        source = ledger.get(source_id)
+        if source is None:
+            continue
+        shown = describe(source, True, ledger, answer)
+        out.append({"id": source_id, "tool": source.tool, "title": shown.title,
+                    "detail": shown.detail, "provider": shown.provider, "url": shown.url})
+    return out
+
+
+def sources_markdown(citations: Sequence[Mapping[str, Any]]) -> str:
+    """The markdown ``Sources`` list under an answer ('' when it cites none): one line per
+    source, by id, ``[S1] Apple Inc.: income statement, annual · SEC EDGAR (XBRL company
+    facts) · link``. A citation saved before sources were described in words (an older
+    run's) has its key read into words."""
+    usable = sorted((c for c in citations if isinstance(c, Mapping)),
+                    key=lambda c: _number(str(c.get("id", "")))) \
+        if isinstance(citations, Sequence) else []
+    if not usable:
+        return ""
+    lines = ["**Sources**", ""]
+    for c in usable:
+        title = readable_title(str(c.get("title") or "")) if c.get("title") else "Source"
+        parts = [title + (f": {c['detail']}" if c.get("detail") else "")]
+        provider = str(c.get("provider") or "")
+        if provider and provider != "calculator" and provider not in title:
+            parts.append(provider)
+        url = str(c.get("url") or "")
+        if url and url not in title:
+            parts.append(url)
+        lines.append(f"- [{c.get('id', '')}] " + " · ".join(parts))
+    return "\n".join(lines)
+
+
+def answer_with_sources(done: Done) -> str:
+    """The answer as every terminal view shows it: its figures marked as the check found
+    them, then the Sources list."""
+    body = marked_answer(done)
+    sources = sources_markdown(done.citations)
+    return f"{body}\n\n{sources}" if sources else body
 
 
 def describe_sources(ids: Iterable[str], cited: set[str], ledger: SourceLedger | None,
@@ -181,11 +235,11 @@ def _tables_title(tables: Sequence[DataTable]) -> str:
     entity = ""
     bases = [table_title(t).split(" · ")[0] for t in tables]
     if len(tables) > 3 and len(set(bases)) == 1:
-        span = period_span(tables[0].index) if tables[0].index_name == "period" else ""
+        span = _span(tables[0])
         return f"{bases[0]}{', ' + span if span else ''} ({len(tables)} tables)"
     for table in tables:
         title = table_title(table)
-        span = period_span(table.index) if table.index_name == "period" else ""
+        span = _span(table)
         if span:
             title += f", {span}"
         if entity and title.startswith(f"{entity} — "):
@@ -195,6 +249,19 @@ def _tables_title(tables: Sequence[DataTable]) -> str:
         if title not in parts:
             parts.append(title)
     return "; ".join(parts)
+
+
+def _span(table: DataTable) -> str:
+    """The periods a table covers (``FY2021–FY2025``), or its dates (``2 Oct 2023 to 9 Oct
+    2023``); '' when it has neither."""
+    if table.index_name == "period":
+        return period_span(table.index)
+    if table.index_name == "date":
+        dates = sorted(d for d in table.index if _ISO_DATE.match(d))
+        if dates:
+            first, last = date_text(dates[0]), date_text(dates[-1])
+            return first if first == last else f"{first} to {last}"
+    return ""
 
 
 def _most_common(cells: list[list[str]]) -> str:

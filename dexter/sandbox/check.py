@@ -7,7 +7,8 @@ command cannot. Planted files are removed afterwards.
 
 The probes of what a command must not change, and of root's powers, run in a scratch
 workspace made for them (never the user's): a protected folder that is a link is refused,
-``.git`` cannot be renamed away, a ``.git`` a command creates is rolled back, ``/proc/sys``
+``.git`` cannot be renamed away, a ``.git`` a command creates is rolled back, the command
+holds no descriptor of the host nor makes a set-user-ID file, ``/proc/sys``
 and the kernel keyring are out of reach, the command is not root, and a fork bomb and a
 shared-memory bomb stop at the limits (a small ``max_processes`` and ``memory_mb`` for the
 probe).
@@ -137,6 +138,11 @@ async def _scratch(settings: Settings) -> AsyncIterator[tuple[Path, Path, Settin
 
 _PY_KEYCTL = ("import ctypes; libc = ctypes.CDLL(None, use_errno=True); "
               "r = libc.syscall(250, 0, -4, 0); print('keyctl', r, ctypes.get_errno())")
+_PY_FDS = ("import os\nfor n in sorted(os.listdir('/proc/self/fd'), key=int):\n"
+           "    try:\n        t = os.readlink('/proc/self/fd/' + n)\n"
+           "    except OSError:\n        continue\n"
+           "    if int(n) > 2 and not t.endswith('/fd'):\n        print('inherited', n, t)\n"
+           "print('checked')")
 _PY_FORKS = ("import os, time\nn = 0\ntry:\n    for _ in range(1000):\n"
              "        if os.fork() == 0:\n            time.sleep(5); os._exit(0)\n"
              "        n += 1\nexcept OSError:\n    pass\nprint('forked', n)")
@@ -180,6 +186,17 @@ async def _protection_probes(runner: SandboxRunner, settings: Settings) -> list[
         results.append(ProbeResult("the kernel keyring is out of reach (keyctl)",
                                    "keyctl -1 1" in out or "keyctl -1 38" in out,
                                    out[:200] or weaker))
+        code, out = await _run(runner, probe, ws, f"{py} -c {shlex.quote(_PY_FDS)}")
+        results.append(ProbeResult("the command holds no descriptor of the host (a door "
+                                   "past every mount)",
+                                   "checked" in out and "inherited" not in out, out[:200]))
+        code, out = await _run(runner, probe, ws, "cp /bin/sh probe-setid && "
+                               "chmod 6755 probe-setid")
+        made = ws / "probe-setid"
+        mode = os.lstat(made).st_mode if made.exists() else 0
+        results.append(ProbeResult("no command can make a set-user-ID file (it would be "
+                                   "root's on the host)", not mode & 0o6000, out[:200]))
+        made.unlink(missing_ok=True)
         code, out = await _run(runner, probe, ws, "id -u; grep CapEff /proc/self/status")
         lines = out.split()
         results.append(ProbeResult("commands run as an unprivileged user",

@@ -5,8 +5,8 @@ replaced.
 Before (:func:`prepare`): every folder the sandbox binds (the workspace, granted folders,
 each protected path and the folders between it and its writable root) is opened one path
 component at a time with ``O_PATH | O_NOFOLLOW``; the runner binds the open descriptor
-(``/proc/self/fd/N``), so what is mounted is what was checked, not what a path names a
-moment later. A protected path that is a link, or has one on its way from the workspace,
+(``bwrap --bind-fd``, which closes it once mounted, so the command never holds it), and
+what is mounted is what was checked, not what a path names a moment later. A protected path that is a link, or has one on its way from the workspace,
 is refused with a message saying which link and what to do: it is never bound.
 ``DEXTER_HOME`` and the scratchpads folder are made first when missing, so they can be
 mounted and no command can create them.
@@ -119,7 +119,8 @@ class Prepared:
     """What :func:`prepare` opened and noted for one command."""
 
     sources: dict[Path, int] = field(default_factory=dict)
-    """Descriptors of what is bound, by path (bind ``/proc/self/fd/N``)."""
+    """Descriptors of what is bound, by path (the runner binds a duplicate of each with
+    ``bwrap --bind-fd``, which closes it once mounted: the command never holds one)."""
     keep: tuple[Path, ...] = ()
     """Folders between a writable root and a protected path: bound over themselves, so
     renaming them is refused."""
@@ -131,14 +132,6 @@ class Prepared:
     git_before: frozenset[Path] = frozenset()
     created: tuple[str, ...] = ()
     """Folders dexter made before the command (``DEXTER_HOME``, the scratchpads)."""
-
-    def source(self, path: Path) -> str:
-        """What to give ``bwrap`` as the source of ``path``."""
-        fd = self.sources.get(path)
-        return f"/proc/self/fd/{fd}" if fd is not None else str(path)
-
-    def fds(self) -> tuple[int, ...]:
-        return tuple(self.sources.values())
 
     def close(self) -> None:
         for fd in self.sources.values():

@@ -12,8 +12,10 @@ link is a second name for data anywhere on the same file system (``~/.ssh/id_rsa
 no path check can see where the other name is.
 
 Writes are refused additionally for ``DEXTER_HOME/settings.json`` (it holds the permission
-rules: a model that could write it could grant itself anything) and for anything inside a
-``.git`` folder (hooks and config there run code on later git commands).
+rules: a model that could write it could grant itself anything), for the user state
+folder's record of the settings files dexter wrote (it decides whether their rules are
+used), and for anything inside a ``.git`` folder (hooks and config there run code on later
+git commands).
 """
 
 from __future__ import annotations
@@ -237,6 +239,12 @@ class Sandbox:
         if settings in (_loose(real), _loose(lexical)):
             return ("settings.json holds the permission rules and only changes through an "
                     "approval answered by the user.")
+        from dexter.settings_file import own_record_path
+
+        record = _loose(Path(os.path.realpath(own_record_path().parent)))
+        if any(_loose(p) == record or _loose(p).startswith(record + "/") for p in (real, lexical)):
+            return ("this folder holds dexter's record of which settings files it wrote, "
+                    "which decides whether their permission rules are used.")
         for path in (real, lexical):
             root = self._root_of(path)
             if root is not None and ".git" in _loose(path.relative_to(root)).split("/"):

@@ -214,7 +214,7 @@ def protected_paths(settings: Settings, workspace: Path, writable: tuple[Path, .
     names; a git folder's ``commondir``; a hooks folder or included config file that the
     repository's config points to); each writable folder's own ``.git`` where there is
     none; ``DEXTER_HOME``; the scratchpads; the configuration files dexter reads at start
-    (:func:`dexter.config.files_read_at_start`).
+    (:func:`dexter.config.files_read_at_start`); dexter's own program (:func:`own_code`).
     """
     from dexter.config import files_read_at_start
 
@@ -239,6 +239,8 @@ def protected_paths(settings: Settings, workspace: Path, writable: tuple[Path, .
             add(path, what)
     for path in files_read_at_start(settings, workspace):
         add(path, "dexter's configuration")
+    for path in own_code():
+        add(path, "dexter's own program (what its next start runs)", "read-only")
     return tuple(sorted(out.values(), key=lambda p: (len(p.path.parts), str(p.path))))
 
 
@@ -363,6 +365,20 @@ def _tool_roots(env: Mapping[str, str], user_home: Path) -> list[Path]:
         if top.name == ".local":
             roots.append(top / "lib")
     return roots
+
+
+@functools.lru_cache(maxsize=1)
+def own_code() -> tuple[Path, ...]:
+    """What dexter's next start runs outside the sandbox: its Python installation (the
+    prefixes, with their ``site-packages`` and ``.pth`` files), every folder on its module
+    path, and the ``dexter`` package itself (an editable install's source checkout). In a
+    workspace (dexter started in its own checkout, as ``make run`` does) each is bound
+    read-only, so no command can change the code dexter runs next."""
+    import dexter
+
+    folders = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(dexter.__file__),
+               *(p for p in sys.path if p and os.path.isabs(p))}
+    return tuple(sorted({Path(os.path.realpath(p)) for p in folders if os.path.isdir(p)}))
 
 
 def _python_roots() -> list[Path]:

@@ -136,12 +136,15 @@ class Bubblewrap:
 
     def __init__(self, binary: str, prlimit: str | None = None, *,
                  seccomp: SeccompProgram | None = None, cgroups: PoolStatus | None = None,
-                 as_root: bool | None = None) -> None:
+                 as_root: bool | None = None, fd_binds: bool | None = None) -> None:
         self.binary = binary
         self.prlimit = prlimit
         self.seccomp = seccomp
         self.cgroups = cgroups
         self.as_root = os.geteuid() == 0 if as_root is None else as_root
+        self.fd_binds = _bwrap_binds_fds(binary) if fd_binds is None else fd_binds
+        """``bwrap --bind-fd`` exists (0.8 and later): binds are made from the descriptors
+        :func:`~dexter.sandbox.guard.prepare` opened, and bwrap closes each once mounted."""
 
     @property
     def status(self) -> SandboxStatus:
@@ -167,12 +170,16 @@ class Bubblewrap:
         return self.prlimit is not None
 
     def argv(self, shell_argv: list[str], policy: SandboxPolicy,
-             prepared: Prepared | None = None, *, seccomp_fd: int | None = None) -> list[str]:
-        """The ``bwrap`` command line (without the cgroup wrapper)."""
+             prepared: Prepared | None = None, *, seccomp_fd: int | None = None,
+             binds: BindSources | None = None) -> list[str]:
+        """The ``bwrap`` command line (without the cgroup wrapper). ``binds`` collects the
+        descriptors the command line names (to hand to bwrap, and close afterwards)."""
         inner = shell_argv
         if self.prlimit is not None:
             inner = [self.prlimit, *prlimit_options(policy.limits), "--", *shell_argv]
-        opts = bwrap_options(policy, prepared, is_root=self.as_root, empty=empty_file())
+        binds = binds or BindSources(prepared, fd_binds=False)
+        opts = bwrap_options(policy, prepared, is_root=self.as_root, empty=empty_file(),
+                             binds=binds)
         if seccomp_fd is not None:
             opts += ["--seccomp", str(seccomp_fd)]
         return [self.binary, *opts, "--", *inner]
@@ -183,13 +190,13 @@ class Bubblewrap:
         env = dict(policy.env)
         if self.as_root:
             env.update(USER=SANDBOX_USER, LOGNAME=SANDBOX_USER)
-        fds = [*(prepared.fds() if prepared is not None else ()), empty_file_fd()]
+        binds = BindSources(prepared, fd_binds=self.fd_binds)
         seccomp_fd = None
         if self.seccomp is not None and self.seccomp.bpf:
             seccomp_fd = _data_fd(self.seccomp.bpf)
-            fds.append(seccomp_fd)
         try:
-            argv = self.argv(shell_argv, policy, prepared, seccomp_fd=seccomp_fd)
+            argv = self.argv(shell_argv, policy, prepared, seccomp_fd=seccomp_fd, binds=binds)
+            fds = [*binds.fds, *([seccomp_fd] if seccomp_fd is not None else [])]
             pool = self.cgroups.pool if self.cgroups is not None else None
             if pool is None:
                 yield Launch(argv, env, tuple(fds))
@@ -202,8 +209,45 @@ class Bubblewrap:
 
                     yield Launch(join_argv(group, argv), env, tuple(fds), group)
         finally:
+            binds.close()
             if seccomp_fd is not None:
                 os.close(seccomp_fd)
+
+
+class BindSources:
+    """Where the source of each bind comes from.
+
+    With ``fd_binds`` (bwrap 0.8 and later) a bind of a path :func:`dexter.sandbox.guard.
+    prepare` opened is ``--bind-fd N`` / ``--ro-bind-fd N`` of a duplicate of that
+    descriptor, one per use: what is mounted is what was checked, and bwrap closes the
+    descriptor once it is mounted, so the command never holds it. (An inherited descriptor
+    of a folder would be a door to that folder as the host sees it, writable and not
+    hidden, and through ``..`` to everything above it.) Otherwise the source is the path:
+    nothing of a command is left running when the next is prepared (its PID namespace ends
+    with it) and one command runs at a time per workspace, so nothing can change it between
+    the check and the mount.
+    """
+
+    def __init__(self, prepared: Prepared | None, *, fd_binds: bool) -> None:
+        self.prepared = prepared
+        self.fd_binds = fd_binds
+        self.fds: list[int] = []
+
+    def bind(self, flag: str, path: Path) -> list[str]:
+        """The options binding ``path`` over itself (``flag``: ``--bind`` or ``--ro-bind``)."""
+        fd = self.prepared.sources.get(path) if self.prepared is not None else None
+        if fd is None or not self.fd_binds:
+            return [flag, str(path), str(path)]
+        copy = os.dup(fd)
+        self.fds.append(copy)
+        return [f"{flag}-fd", str(copy), str(path)]
+
+    def close(self) -> None:
+        """Close the duplicates (the command's process has its own copies by now)."""
+        for fd in self.fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self.fds.clear()
 
 
 def _data_fd(data: bytes) -> int:
@@ -221,20 +265,17 @@ _EMPTY: tuple[str, int] | None = None
 
 def empty_file() -> str:
     """The source of every file mask: an empty read-only regular file, so a masked file
-    reads as empty (git and other tools see a file, not a device)."""
-    return f"/proc/self/fd/{empty_file_fd()}"
-
-
-def empty_file_fd() -> int:
-    """The descriptor behind :func:`empty_file` (made once per process in a private folder
-    of the system's temporary directory, checked to be still empty on every use)."""
+    reads as empty (git and other tools see a file, not a device). It is named by its path
+    (in a private folder of the system's temporary directory, which a command never sees:
+    its ``/tmp`` is its own), checked before every command to be the same empty file."""
     global _EMPTY
     if _EMPTY is not None:
         path, fd = _EMPTY
         try:
             st, now = os.fstat(fd), os.lstat(path)
-            if stat.S_ISREG(st.st_mode) and st.st_size == 0 and now.st_ino == st.st_ino:
-                return fd
+            if stat.S_ISREG(st.st_mode) and st.st_size == 0 and now.st_ino == st.st_ino \
+                    and now.st_dev == st.st_dev:
+                return path
         except OSError:
             pass
         with contextlib.suppress(OSError):
@@ -244,18 +285,19 @@ def empty_file_fd() -> int:
     fd = os.open(path, os.O_RDONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o444)
     _EMPTY = (path, fd)
     atexit.register(shutil.rmtree, folder, True)
-    return fd
+    return path
 
 
 def bwrap_options(policy: SandboxPolicy, prepared: Prepared | None = None, *,
-                  is_root: bool | None = None, empty: str = "/dev/null") -> list[str]:
+                  is_root: bool | None = None, empty: str = "/dev/null",
+                  binds: BindSources | None = None) -> list[str]:
     """The ``bwrap`` options for ``policy``, in mount order (later mounts cover earlier).
 
-    Sources come from ``prepared`` (descriptors opened without following links) when
-    given; ``empty`` is the file every mask binds.
+    What ``prepared`` checked is bound through ``binds`` (its descriptors, when bwrap takes
+    them); ``empty`` is the file every mask binds.
     """
     is_root = os.geteuid() == 0 if is_root is None else is_root
-    src = prepared.source if prepared is not None else str
+    bind = (binds or BindSources(prepared, fd_binds=False)).bind
     tmp = ["--size", str(policy.limits.tmp_bytes)] if policy.limits.tmp_bytes else []
     opts = ["--die-with-parent", "--new-session", "--unshare-user"]
     if is_root:
@@ -286,14 +328,14 @@ def bwrap_options(policy: SandboxPolicy, prepared: Prepared | None = None, *,
     home_inside = policy.home.is_relative_to(policy.workspace)
     if private_home and not home_inside:
         opts += [*tmp, "--tmpfs", home]
-    opts += ["--bind", src(policy.workspace), str(policy.workspace)]
+    opts += bind("--bind", policy.workspace)
     for path in policy.extra_write:
-        opts += ["--bind", src(path), str(path)]
+        opts += bind("--bind", path)
     if private_home and home_inside:
         opts += [*tmp, "--tmpfs", home]
     for path in policy.extra_read:
         if not path.is_relative_to(policy.workspace) or path.is_relative_to(policy.home):
-            opts += ["--ro-bind", src(path), str(path)]
+            opts += bind("--ro-bind", path)
     if prepared is not None:
         keep, read_only, hidden = prepared.keep, prepared.read_only, prepared.hidden
     else:
@@ -301,14 +343,14 @@ def bwrap_options(policy: SandboxPolicy, prepared: Prepared | None = None, *,
         read_only = tuple(p for p in policy.protected_as("read-only") if os.path.lexists(p))
         hidden = tuple(p for p in policy.protected_as("hidden") if os.path.isdir(p))
     for path in keep:
-        opts += ["--bind", src(path), str(path)]
+        opts += bind("--bind", path)
     for path in read_only:
-        opts += ["--ro-bind", src(path), str(path)]
+        opts += bind("--ro-bind", path)
     for path in hidden:
         opts += ["--size", str(HIDDEN_TMPFS_BYTES), "--tmpfs", str(path)]
         for shown in policy.reveal:
             if shown.is_relative_to(path) and (prepared is None or shown in prepared.sources):
-                opts += ["--ro-bind", src(shown), str(shown)]
+                opts += bind("--ro-bind", shown)
         opts += ["--remount-ro", str(path)]
     for path in policy.masked_files:
         opts += _mask(path, empty)
@@ -443,6 +485,16 @@ def _user_process_count() -> int:
 
 
 @functools.lru_cache(maxsize=8)
+def _bwrap_binds_fds(binary: str) -> bool:
+    """Whether this ``bwrap`` has ``--bind-fd`` (0.8 and later)."""
+    try:
+        done = subprocess.run([binary, "--help"], capture_output=True, timeout=10, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return b"--ro-bind-fd" in done.stdout + done.stderr
+
+
+@functools.lru_cache(maxsize=8)
 def _probe_bwrap(binary: str) -> str | None:
     """None when ``bwrap`` can build a sandbox here (with a user namespace); else its error."""
     try:
@@ -462,13 +514,20 @@ def detect_runner(settings: Settings) -> SandboxRunner:
     if not settings.bash.sandbox:
         return NoSandbox("turned off by [bash] sandbox = false")
     if sys.platform.startswith("linux"):
-        binary = shutil.which("bwrap")
+        from dexter.sandbox.programs import system_program, writable_folders
+
+        writable = writable_folders(Path.cwd(), settings.bash.allow_write)
+        binary = system_program("bwrap", writable)
         if binary is None:
+            planted = shutil.which("bwrap")
+            if planted is not None:
+                return NoSandbox(f"the only bwrap on PATH is {planted}, in a folder commands "
+                                 f"can write, so dexter does not start it; {INSTALL_HINT}")
             return NoSandbox(f"bubblewrap is not installed; {INSTALL_HINT}")
         problem = _probe_bwrap(binary)
         if problem:
             return NoSandbox(f"bubblewrap cannot create a sandbox here: {problem}")
-        return _bubblewrap(binary)
+        return _bubblewrap(binary, system_program("prlimit", writable))
     if sys.platform == "darwin":
         if os.path.exists("/usr/bin/sandbox-exec"):
             return Seatbelt()
@@ -477,10 +536,9 @@ def detect_runner(settings: Settings) -> SandboxRunner:
 
 
 @functools.lru_cache(maxsize=4)
-def _bubblewrap(binary: str) -> Bubblewrap:
+def _bubblewrap(binary: str, prlimit: str | None) -> Bubblewrap:
     """One runner per process: the seccomp filter is compiled and the cgroups are made once."""
     from dexter.sandbox.cgroups import cgroup_pool
     from dexter.sandbox.seccomp import seccomp_program
 
-    return Bubblewrap(binary, shutil.which("prlimit"), seccomp=seccomp_program(),
-                      cgroups=cgroup_pool())
+    return Bubblewrap(binary, prlimit, seccomp=seccomp_program(), cgroups=cgroup_pool())

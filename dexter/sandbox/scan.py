@@ -6,7 +6,8 @@ was granted to read) without following links and finds
 
 - secret-named files and folders (``.env``, ``*.pem``, ``credentials.json``, ``.ssh/``...,
   the names :func:`dexter.sandbox.paths.is_secret_name` knows): masked for the command;
-- every ``.git`` (a repository's folder, or a file holding ``gitdir:``): protected.
+- every ``.git`` (a repository's folder, or a file holding ``gitdir:``): protected;
+- folders whose path is too long to mount (:data:`MAX_FOLDER_PATH`): masked whole.
 
 Nothing is skipped for being large or deep (``node_modules`` and virtual environments
 included): a secret moved five folders down is found like one at the top. What keeps it
@@ -29,6 +30,11 @@ from pathlib import Path
 
 from dexter.sandbox.paths import SECRET_DIR_PATHS, is_secret_name
 
+MAX_FOLDER_PATH = 3_500
+"""A folder whose path is longer than this many bytes is masked whole, never walked: a
+mount needs a path shorter than the system's limit (4,096 bytes with a 255-byte name
+under it), and a command could otherwise move a secret deeper than any scan or mask
+reaches and read it there through relative paths."""
 STABLE_NS = 2_000_000_000
 """A folder is cached only once its times are this much older than the scan."""
 MAX_CACHED = 400_000
@@ -184,7 +190,8 @@ def _read(folder: str, key: tuple[int, int, int, int]) -> _Listing | None:
                     continue
                 if name == GIT:
                     git.append(Path(prefix + name))
-                elif is_secret_name(name) or _secret_dir_path(folder, parent, name):
+                elif is_secret_name(name) or _secret_dir_path(folder, parent, name) \
+                        or (is_dir and _too_deep(prefix, name)):
                     # a link is not masked: its target is masked where it lies, or invisible
                     if is_dir:
                         dirs.append(Path(prefix + name))
@@ -196,6 +203,12 @@ def _read(folder: str, key: tuple[int, int, int, int]) -> _Listing | None:
         return None
     found = (tuple(files), tuple(dirs), tuple(git)) if files or dirs or git else None
     return _Listing(key, tuple(subdirs), found)
+
+
+def _too_deep(prefix: str, name: str) -> bool:
+    if len(prefix) + len(name) <= MAX_FOLDER_PATH // 4:  # a character is 4 bytes at most
+        return False
+    return len(os.fsencode(prefix + name)) > MAX_FOLDER_PATH
 
 
 def _secret_dir_path(folder: str, parent: str, name: str) -> bool:

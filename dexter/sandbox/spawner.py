@@ -22,7 +22,10 @@ import subprocess
 import sys
 from collections.abc import Sequence
 
-# The helper: python -S -E -c HELPER <socket fd>. Serves one command at a time.
+# The helper: python -I -S -c HELPER <socket fd>, in /. Serves one command at a time.
+# Isolated mode (-I: no environment variables, no user site, and neither the working
+# directory nor the script's folder on sys.path) and no site (-S): the helper runs outside
+# the sandbox, so it must not import a json.py a command wrote into the workspace.
 HELPER = r'''
 import ctypes, fcntl, json, os, signal, socket, sys
 libc = ctypes.CDLL(None, use_errno=True)
@@ -74,9 +77,9 @@ class Spawner:
         around ``python``): the one process move into the cgroup."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self._sock = ours
-        argv = [*start_argv, sys.executable, "-S", "-E", "-c", HELPER, str(theirs.fileno())]
+        argv = [*start_argv, sys.executable, "-I", "-S", "-c", HELPER, str(theirs.fileno())]
         try:
-            self._proc = subprocess.Popen(argv, pass_fds=(theirs.fileno(),),
+            self._proc = subprocess.Popen(argv, pass_fds=(theirs.fileno(),), cwd="/",
                                           stdin=subprocess.DEVNULL, env={"PATH": "/usr/bin:/bin"},
                                           start_new_session=True)
         finally:

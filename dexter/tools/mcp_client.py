@@ -16,9 +16,10 @@ import asyncio
 import contextlib
 import os
 import re
+import shutil
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TextIO
@@ -102,8 +103,12 @@ class McpManager:
 
     def __init__(self, settings: McpSettings, *, log_dir: Path | None = None,
                  report: Callable[[str], None] | None = None,
-                 env: dict[str, str] | None = None) -> None:
+                 env: dict[str, str] | None = None,
+                 writable: Sequence[Path] = ()) -> None:
+        """``writable``: the folders commands may write; a server's program given by name
+        is never one found there on ``PATH`` (:mod:`dexter.sandbox.programs`)."""
         self.settings = settings
+        self._writable = tuple(writable)
         self.servers = {name: ServerState(name, cfg) for name, cfg in settings.servers.items()}
         self._log_dir = log_dir
         self._report = report or (lambda line: print(line, file=sys.stderr))
@@ -314,8 +319,28 @@ class McpManager:
         from mcp.client.stdio import StdioServerParameters, stdio_client
 
         env = {k: expand_vars(v, self._env) for k, v in cfg.env.items()}
-        params = StdioServerParameters(command=cfg.command, args=list(cfg.args), env=env or None)
+        params = StdioServerParameters(command=self._program(cfg.command), args=list(cfg.args),
+                                       env=env or None)
         return stdio_client(params, errlog=self._open_log(state))
+
+    def _program(self, command: str) -> str:
+        """The program to start for ``command``: a path as given; a name looked up on
+        ``PATH`` without the folders commands may write (a program a command planted in an
+        activated project venv must not run outside the sandbox)."""
+        if not command or "/" in command:
+            return command
+        from dexter.sandbox.programs import system_program
+
+        path = self._env.get("PATH", os.defpath)
+        found = system_program(command, self._writable, path)
+        if found is not None:
+            return found
+        planted = shutil.which(command, path=path)
+        if planted is not None:
+            raise McpError(f"{command} is found on PATH only at {planted}, in a folder commands "
+                           "dexter runs can write, so dexter does not start it; give the "
+                           "program's full path in the config if that is the one you mean")
+        return command
 
     async def _list_tools(self, server: str, session: Any) -> list[McpToolInfo]:
         from mcp_types import PaginatedRequestParams
