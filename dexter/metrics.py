@@ -223,7 +223,7 @@ METRICS: tuple[Metric, ...] = (
        "percent of revenue"),
     # insider transactions (Forms 3, 4, 5)
     _m("transaction_shares", "Shares traded", "ownership", "shares", "shares sold",
-       "shares bought"),
+       "shares bought", "shares"),
     _m("transaction_price_per_share", "Price per share", "ownership", "price"),
     _m("transaction_value", "Transaction value", "ownership", "amount"),
     _m("shares_owned_after", "Shares owned after", "ownership", "shares",
@@ -233,7 +233,7 @@ METRICS: tuple[Metric, ...] = (
     # institutional holdings (Form 13F)
     _m("value", "Position value", "ownership", "amount", "value of the position"),
     _m("value_as_filed", "Value as filed", "ownership", "amount"),
-    _m("shares", "Shares held", "ownership", "shares"),
+    _m("shares", "Shares held", "ownership", "shares", "shares"),
     _m("voting_sole", "Voting authority, sole", "ownership", "shares"),
     _m("voting_shared", "Voting authority, shared", "ownership", "shares"),
     _m("voting_none", "Voting authority, none", "ownership", "shares"),

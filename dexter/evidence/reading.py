@@ -695,6 +695,8 @@ def _fields_of_kind(found: tuple[str, ...], kind: str, role: Role) -> tuple[str,
             out.extend(ratio or [name])
         elif kind == "money" and m.kind == "ratio" and m.parts is not None:
             out.append(m.parts[0])
+        elif kind == "money" and m.kind in ("shares", "count"):
+            continue  # "sold 8,706 shares at $225.00": an amount of money is no share count
         else:
             out.append(name)
     return tuple(dict.fromkeys(out))

@@ -572,10 +572,12 @@ def _calc_matches(claim: Claim, value: float, tolerance: float) -> bool:
 
 
 def _is_change_cell(e: Evidence, r: Reading) -> bool:
-    """For a growth rate or a change: only a cell that is one (a growth field, a filing
-    table's "Change" column) can hold it as it is."""
+    """For a growth rate, a change or a share: only a cell that is one (a growth field, a
+    filing table's "Change" column, a segment's share of the total) can hold it as it is."""
     if any(name.endswith("_growth") for name in e.fields):
         return True
+    if r.role == "share" and "share_of_total" in e.fields:
+        return True  # "Services ..., 24.6% of net sales": the segment's share of the total
     if e.where == "row" and _CHANGE_COLUMN.search(e.column):
         return True
     return r.role == "share" and e.where == "row" and bool(
@@ -630,7 +632,8 @@ def _describe(e: Evidence | None, r: Reading) -> str:
         return ""
     if e.where == "text":
         return "a number in the text"
-    period = e.period.label if e.period is not None else e.column
+    # a filing table's column may be its period ("2024"); a data table's names its field
+    period = e.period.label if e.period is not None else e.column if e.where == "row" else ""
     label = e.label if e.where == "table" else _row_name(e) or e.label
     if period and period in label:
         period = ""  # "Revenue FY2023" names its period already
