@@ -57,7 +57,6 @@ _TIME_AFTER = re.compile(
 _LIST_NUMBER = re.compile(r"(?:^|\n)[ \t>*#-]*$")
 _LIST_AFTER = re.compile(r"[.)]\s")
 _NEGATIVE_CURRENCY = re.compile(r"[-−–]\s?(?:US\$|\$|€|£|¥)\s?$")
-_MINUS = re.compile(r"[-−–]")
 _OPEN_PAREN = re.compile(r"\(\s?(?:US\$|\$|€|£|¥)?\s?$")
 _LEAD = re.compile(r"(?:[-−–]\s?)?(?:US\$|C\$|A\$|HK\$|\$|€|£|¥|USD|EUR|GBP|JPY|CNY|RMB|INR)"
                    r"\s?[(]?\s?$|[(]$|[-−]$", re.IGNORECASE)
