@@ -5,6 +5,7 @@ Tesla's statements fetched by dexter's finance tools from the real SEC responses
 from __future__ import annotations
 
 import datetime as dt
+import json
 from pathlib import Path
 
 import pytest
@@ -251,6 +252,23 @@ def test_a_relative_clause_narrows_its_metric_to_the_segment_it_refers_to() -> N
     assert first.reading.qualifier == "Services"
     assert second.status == "misattributed"  # FY2024 total net sales: $391.0 billion
     assert second.reason == "$96.2 billion is FY2024 Services [S1], not total net sales"
+
+
+def test_an_insiders_sale_is_read_as_shares_traded_at_a_price() -> None:
+    from dexter.evidence.tables import tables_from_data
+
+    # Chris Kondo's Form 4 of August 2024, as the insider-trades tool returns it
+    records = [{"ticker": "AAPL", "filing_date": "2024-08-15", "name": "KONDO CHRIS",
+                "transaction_code": "S", "transaction_shares": 8706,
+                "transaction_price_per_share": 225.0, "shares_owned_after": 15098}]
+    ledger = SourceLedger()
+    ledger.add("get_insider_trades", {"ticker": "AAPL"}, json.dumps(records),
+               tables=tables_from_data("insider_trades[AAPL]", records, "SEC EDGAR"))
+    found = check(ledger, "In August 2024 Chris Kondo sold 8,706 shares at $225.00 [S1]. "
+                          "He then owned 225 shares [S1].")
+    assert found["8,706"].status == "supported" and found["$225.00"].status == "supported"
+    assert found["225"].status == "misattributed"
+    assert found["225"].reason == "225 is 2024-08-15 price per share [S1], not shares"
 
 
 def test_a_release_states_its_calendar_so_its_quarters_are_named() -> None:
