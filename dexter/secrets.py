@@ -34,7 +34,7 @@ import math
 import os
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -221,21 +221,33 @@ def scrub_value(value: Any, secrets: Iterable[str] | None = None) -> Any:
     found = secret_values() if secrets is None else list(secrets)
     if not found:
         return value
+    return _map_strings(value, lambda text: scrub(text, found))
+
+
+def scrub_output_value(value: Any) -> Any:
+    """``value`` (a tool call's arguments) as every event and record may show it: each
+    string inside it through :func:`scrub_output`, so a command line the model wrote with
+    ``--password VALUE`` in it is shown and kept as ``--password ***``."""
+    found = secret_values()
+    return _map_strings(value, lambda text: scrub_output(text, found))
+
+
+def _map_strings(value: Any, change: Callable[[str], str]) -> Any:
     if isinstance(value, str):
-        return scrub(value, found)
+        return change(value)
     if isinstance(value, dict):
-        return {key: scrub_value(item, found) for key, item in value.items()}
+        return {key: _map_strings(item, change) for key, item in value.items()}
     if isinstance(value, list):
-        return [scrub_value(item, found) for item in value]
+        return [_map_strings(item, change) for item in value]
     if isinstance(value, tuple):
-        return tuple(scrub_value(item, found) for item in value)
+        return tuple(_map_strings(item, change) for item in value)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         changes = {}
         for f in dataclasses.fields(value):
             if not f.init:
                 continue
             old = getattr(value, f.name)
-            new = scrub_value(old, found)
+            new = _map_strings(old, change)
             if new is not old and new != old:
                 changes[f.name] = new
         return dataclasses.replace(value, **changes) if changes else value
@@ -249,10 +261,27 @@ _SECRET_WORD = (r"(?:pass(?:word|wd|phrase)?|pwd|secret|token|credentials?|"
                 r"(?:api|secret|private|access|signing|encryption|master|client|app)[_-]?key|"
                 r"apikey|client[_-]?secret|(?:auth|access|refresh|id|bearer|session)[_-]?token)")
 _ASSIGNED = re.compile(
-    r"(?<![A-Za-z0-9_.])(?P<name>(?:[A-Za-z0-9]+[_.\-])*(?:[a-z0-9]+(?=[A-Z]))?"
+    r"(?<![A-Za-z0-9_.])(?P<name>(?:[A-Za-z0-9]+[_.\-])*"
+    r"(?:[a-z0-9]+(?=[A-Z])|[A-Z][A-Z0-9]{1,10}(?=PASSWORD|PASSWD|PWD|TOKEN|SECRET))?"
     r"(?i:" + _SECRET_WORD + r"))"
     r"(?P<sep>(?:[\"']\]?|\])?\s*(?:=>|:=|=(?!=)|:(?=\s*[\"']|\s))\s*)"
     r"(?:(?P<quote>[\"'])(?P<quoted>[^\"'\n]{1,300})(?P=quote)|(?P<bare>[^\s\"'`,;&|)<>\]}]{1,300}))")
+# A command line's option and its value as the next word: `--password VALUE`,
+# `--db-password 'VALUE'`, `-storepass VALUE` (keytool), `--api-key VALUE`, `--token VALUE`.
+_OPTION = re.compile(
+    r"(?<![^\s'\"=(])(?P<name>--?(?:[A-Za-z0-9]+-)*(?i:pass(?:word|wd|phrase)?|pwd|secret|token|"
+    r"api-?key|apikey|access-?key|secret-?key|private-?key|client-?secret|access-?token|"
+    r"auth-?token|bearer-?token|refresh-?token|(?:src|dest)?storepass|keypass))"
+    r"(?P<sep>[ \t]+)(?:(?P<quote>[\"'])(?P<quoted>[^\"'\n]{1,300})(?P=quote)|"
+    r"(?P<bare>[^\s\"'`,;&|)<>\]}]{1,300}))")
+# Programs that take a password glued to `-p` (`mysql -pVALUE`; spaced, `-p DB` names the
+# database), or also spaced (`sshpass -p VALUE`), and curl's `-u USER:PASSWORD`.
+_ARGUMENT = r"(?P<value>'[^'\n]{1,300}'|\"[^\"\n]{1,300}\"|[^\s\"'`;&|]{1,300})"
+_GLUED_P = re.compile(r"(?P<head>\b(?:mysql[a-z]*|mariadb(?:-[a-z]+)?)\b[^\n;&|]*?\s-p)"
+                      + _ARGUMENT)
+_SSHPASS = re.compile(r"(?P<head>\bsshpass\b[^\n;&|]*?\s-p\s*)" + _ARGUMENT)
+_CURL_USER = re.compile(r"(?P<head>\bcurl\b[^\n;&|]*?\s(?:-u\s*|--user[ \t=]+)[^\s:\"']+:)"
+                        + _ARGUMENT)
 _AUTH_HEADER = re.compile(r"(?i)\b((?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?"
                           r"(?:bearer|basic|token|digest)\s+)([A-Za-z0-9._~+/=\-]{8,})")
 _PRIVATE_KEY = re.compile(r"(-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----)[\s\S]*?"
@@ -340,6 +369,41 @@ def _mask_assignment(match: re.Match[str]) -> str:
     return f"{match.group('name')}{sep}{quote}{REDACTED}{quote}{tail}"
 
 
+def _mask_option(match: re.Match[str]) -> str:
+    quoted = match.group("quoted")
+    value = quoted if quoted is not None else match.group("bare")
+    if value.startswith("-") or not _literal(value, True, quoted is not None):
+        return match.group(0)  # another option, a word (`--token option`), a path, code
+    quote = match.group("quote") or ""
+    return f"{match.group('name')}{match.group('sep')}{quote}{REDACTED}{quote}"
+
+
+def _mask_glued(match: re.Match[str]) -> str:
+    value = match.group("value")
+    quote = value[0] if value[0] in "'\"" else ""
+    if not _literal(value.strip("'\""), False, bool(quote)):
+        return match.group(0)
+    return f"{match.group('head')}{quote}{REDACTED}{quote}"
+
+
+def _mask_command_lines(text: str, low: bytes) -> str:
+    """Credentials as a command line passes them (see :data:`_OPTION`, :data:`_GLUED_P`)."""
+    starts = []
+    for word in _ASSIGNMENT_HINTS:
+        for at in _positions(low, word):
+            begin, stop = at, max(0, at - _NAME_REACH)
+            while begin > stop and (text[begin - 1].isalnum() or text[begin - 1] == "-"):
+                begin -= 1
+            if begin < at and text[begin] == "-":
+                starts.append(begin)
+    text = _sub_at(_OPTION, starts, _mask_option, text)
+    for pattern, program in ((_GLUED_P, b"mysql"), (_GLUED_P, b"mariadb"),
+                             (_SSHPASS, b"sshpass"), (_CURL_USER, b"curl")):
+        if program in low:
+            text = _sub_at(pattern, _positions(_ascii_lower(text), program), _mask_glued, text)
+    return text
+
+
 def _mask_format(match: re.Match[str]) -> str:
     token = match.group(0)
     body = token.split("_", 1)[-1] if "_" in token[:12] else token
@@ -418,7 +482,11 @@ def scrub_credentials(text: str) -> str:
     raw = text.encode("ascii", "replace")
     text = _sub_at(_TOKEN_FORMATS, [at for prefix in _FORMAT_PREFIXES
                                     for at in _positions(raw, prefix)], _mask_format, text)
-    return _sub_at(_ASSIGNED, _name_starts(text, _ascii_lower(text)), _mask_assignment, text)
+    text = _sub_at(_ASSIGNED, _name_starts(text, _ascii_lower(text)), _mask_assignment, text)
+    low = _ascii_lower(text)
+    if b"-" in low:
+        text = _mask_command_lines(text, low)
+    return text
 
 
 def scrub_output(text: str, secrets: Iterable[str] | None = None) -> str:

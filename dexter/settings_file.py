@@ -82,6 +82,22 @@ def record_own_content(path: Path, data: bytes) -> None:
                      prefix=".own-settings.")
 
 
+def forget_own_content(path: Path) -> bool:
+    """Forget that ``path`` holds dexter's own content (``dexter trust --revoke``): its
+    allow rules and trust records count again only once trusted. Whether there was a
+    record; ``OSError`` when the record cannot be written."""
+    record = own_record_path()
+    if not record.exists():
+        return False
+    with locked(record.parent):
+        table = _records()
+        if table.pop(_key(path), None) is None:
+            return False
+        write_atomic(record, (json.dumps(table, indent=2) + "\n").encode("utf-8"),
+                     prefix=".own-settings.")
+    return True
+
+
 class SettingsFileError(Exception):
     """settings.json cannot be read or written; the message names the file and the fix."""
 

@@ -90,3 +90,16 @@ async def test_an_edit_that_cannot_apply_asks_without_a_preview(tmp_path: Path) 
                       old_text="missing", new_text="x")
     assert seen[0].preview == ""
     assert final.results[0].is_error and "not found" in final.results[0].content
+
+
+async def test_the_dialog_masks_credentials_and_the_call_runs_as_written(tmp_path: Path) -> None:
+    line = "DB_PASSWORD=hunter2-Staging-Secret-9\n"
+    seen: list[ApprovalRequest] = []
+    await run(executor_for(tmp_path, seen), "write_file", path="deploy.env", content=line)
+    [request] = seen
+    text = shown(request)
+    assert "hunter2-Staging-Secret-9" not in text  # neither the call nor the preview shows it
+    assert "hunter2-Staging-Secret-9" not in str(request.args) + request.preview
+    assert "DB_PASSWORD=" in text
+    # the approved call wrote what the model asked for
+    assert (tmp_path / "deploy.env").read_text(encoding="utf-8") == line

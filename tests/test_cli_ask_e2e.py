@@ -312,3 +312,15 @@ def test_a_reader_that_goes_away_ends_the_run_quietly(fake: FakeLLM, tmp_path: P
     assert first["type"] == "run_start"
     assert proc.returncode == 1
     assert "Traceback" not in stderr and "Error" not in stderr, stderr
+
+
+def test_python_m_dexter_ignores_modules_planted_in_the_workspace(tmp_path: Path) -> None:
+    # a sandboxed command may write any file in the workspace; started from there with
+    # ``python -m dexter`` (which puts the working directory on the module path), the next
+    # start must not import it outside the sandbox
+    marker = tmp_path / "ran-outside"
+    (tmp_path / "typer.py").write_text(  # the first library the command line imports
+        f"open({str(marker)!r}, 'w').write('planted')\nraise SystemExit('planted')\n")
+    result = run_cli(["--version"], cwd=tmp_path, env=cli_env(None, tmp_path))
+    assert result.code == 0, result.stderr
+    assert result.stdout.startswith("dexter ") and not marker.exists()

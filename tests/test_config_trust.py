@@ -21,7 +21,7 @@ from dexter.config_trust import (
     writable_by_commands,
 )
 from dexter.permissions.rules import load_rules
-from dexter.settings_file import own_content, update_settings_file
+from dexter.settings_file import forget_own_content, own_content, update_settings_file
 
 
 @pytest.fixture
@@ -397,6 +397,16 @@ def test_a_confirmed_foreign_settings_file_is_recorded_and_used(in_ws: Path) -> 
     assert asked == [path] and resolved.settings.home_rules_trusted is True
     assert own_content(path)
     assert _resolve(ws, _relative_home(ws)).settings.home_rules_trusted is True
+
+
+def test_revoking_a_settings_file_makes_it_foreign_again(in_ws: Path) -> None:
+    ws = in_ws
+    path = _plant_settings(ws, {"permissions": {"allow": ["Bash(ls:*)"]}})
+    _resolve(ws, _relative_home(ws), confirm=lambda f: True)
+    assert own_content(path)
+    assert forget_own_content(path) and not forget_own_content(path)
+    assert not own_content(path)
+    assert _resolve(ws, _relative_home(ws)).settings.home_rules_trusted is False
 
 
 def test_an_absolute_dexter_home_is_the_users_choice(ws: Path) -> None:

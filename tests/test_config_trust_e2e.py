@@ -21,6 +21,7 @@ from dexter.config import Settings
 from dexter.sandbox.runner import detect_runner
 from dexter.testing.fakellm import FakeLLM, Reply, ToolCallSpec
 from tests.cli_helpers import SECRET_OPENAI, CliResult, cli_env, run_cli
+from tests.sandbox_helpers import model_saw
 
 pytestmark = pytest.mark.e2e
 RUNNER = detect_runner(Settings())
@@ -103,11 +104,6 @@ def listener() -> Iterator[Listener]:
         yield server
     finally:
         server.close()
-
-
-def _model_saw(llm: FakeLLM) -> str:
-    return "\n".join(str(m.get("content")) for r in llm.requests for m in r.body["messages"]
-                     if m.get("role") == "tool")
 
 
 def _trusted_records(home: Path) -> dict[str, str]:
@@ -343,7 +339,7 @@ def test_a_user_config_a_sandboxed_command_writes_from_the_home_folder_is_refuse
     assert config.read_text() == "max_iterations = 12\n"
     assert not (home / ".config.old").exists()
     if hidden:
-        saw = _model_saw(llm)
+        saw = model_saw(llm)
         assert "Read-only file system" in saw and "busy" in saw
     llm.enqueue(Reply(tool_calls=[_shell(f"touch {outside}/pwned", hidden)]), Reply(text="."))
     second = _ask(home, env, *(["--yes"] if yes else []))

@@ -59,6 +59,31 @@ def test_commands_that_want_more_ask_and_carry_the_grant(ws: Path, command: str,
     assert expected.describe() in decision.reason
 
 
+@pytest.mark.parametrize("command", [
+    "git remote -v", "git remote", "git remote get-url origin", "git remote show -n origin",
+    "git remote add upstream https://github.com/x/y", "git -C sub log --oneline -5",
+    "git -c core.pager=cat diff --stat", "git --no-pager log -1", "git status --short",
+    "git config --get remote.origin.url", "git submodule status", "git submodule",
+    "git archive -o out.tar HEAD", "git branch -a", "git show HEAD:README.md",
+])
+def test_local_git_commands_run_contained_without_asking(ws: Path, command: str) -> None:
+    decision = decide(engine(ws), command)
+    assert decision.behavior == "allow" and decision.grants == Grants(), command
+
+
+@pytest.mark.parametrize("command", [
+    "git fetch origin", "git pull", "git push origin main", "git ls-remote origin",
+    "git -C sub fetch", "git -c http.sslVerify=false clone https://github.com/x/y",
+    "git --no-pager fetch", "git remote update", "git remote show origin",
+    "git remote add -f upstream https://github.com/x/y", "git remote set-head origin -a",
+    "git remote prune origin", "git submodule update --init",
+    "git archive --remote=https://github.com/x/y HEAD",
+])
+def test_git_commands_that_reach_a_remote_ask_for_the_network(ws: Path, command: str) -> None:
+    decision = decide(engine(ws), command)
+    assert decision.behavior == "ask" and decision.grants == Grants(network=True), command
+
+
 def test_secrets_and_the_home_folder_are_never_granted(ws: Path) -> None:
     home = ws.parent / "home"
     (home / ".ssh").mkdir()

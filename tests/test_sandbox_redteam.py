@@ -282,3 +282,63 @@ def test_a_system_call_by_another_abi_is_not_a_way_around_the_filter(
     saw = model_saw(llm)
     assert "keyring" not in saw.split("abi.py")[-1]
     assert "exit 159" in saw  # 128 + SIGSYS: killed by the filter
+
+
+# The calls container runtimes deny, each tried as root inside the sandbox (x86-64
+# numbers): tracing or reading the sandbox's init (pid 1) and the command's parent, the
+# kernel's tracing and BPF interfaces, new namespaces, mounts, modules, the clock.
+DENIED_CALLS = r"""
+import ctypes, os, socket
+libc = ctypes.CDLL(None, use_errno=True)
+buf = ctypes.create_string_buffer(64)
+iov = (ctypes.c_void_p * 2)(ctypes.addressof(buf), 64)
+attr = ctypes.create_string_buffer(128)
+calls = {
+    "ptrace-attach-init": (101, 16, 1, 0, 0),
+    "ptrace-attach-parent": (101, 16, os.getppid(), 0, 0),
+    "ptrace-seize-init": (101, 0x4206, 1, 0, 0),
+    "process_vm_readv-init": (310, 1, ctypes.addressof(iov), 1, ctypes.addressof(iov), 1, 0),
+    "perf_event_open": (298, ctypes.addressof(attr), 0, -1, -1, 0),
+    "bpf": (321, 0, ctypes.addressof(attr), 48),
+    "userfaultfd": (323, 0),
+    "io_uring_setup": (425, 8, ctypes.addressof(attr)),
+    "unshare-user": (272, 0x10000000),
+    "unshare-mount": (272, 0x00020000),
+    "setns-init": (308, os.open("/proc/1/ns/mnt", os.O_RDONLY), 0),
+    "mount-tmpfs": (165, b"none", b"/tmp", b"tmpfs", 0, 0),
+    "chroot": (161, b"/tmp"),
+    "keyctl-session": (250, 0, -3, 0, 0),
+    "settimeofday": (164, 0, 0),
+    "init_module": (175, 0, 0, b""),
+    "reboot": (169, 0xfee1dead, 672274793, 0x1234567, 0),
+}
+for name, (number, *args) in calls.items():
+    ctypes.set_errno(0)
+    result = libc.syscall(number, *args)
+    print(name, result, ctypes.get_errno(), flush=True)
+try:
+    socket.socket(40, socket.SOCK_STREAM)
+    print("vsock 0")
+except OSError as exc:
+    print("vsock", -1, exc.errno)
+print("finished")
+"""
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="x86-64 system call numbers")
+@pytest.mark.parametrize(("yes", "hidden"), MODES)
+def test_the_calls_a_container_denies_fail_inside_and_nothing_stalls(
+        llm: FakeLLM, machine: World, yes: bool, hidden: bool) -> None:
+    m = machine
+    (m.workspace / "calls.py").write_text(DENIED_CALLS)
+    ask(llm, m, ["python3 calls.py"], yes=yes, hidden=hidden)
+    saw = model_saw(llm).split("calls.py")[-1]
+    assert "finished" in saw, saw  # no call stalled the command
+    results = {line.split()[0]: (int(line.split()[1]), int(line.split()[2]))
+               for line in saw.splitlines() if len(line.split()) == 3
+               and line.split()[1].lstrip("-").isdigit()}
+    tried = {line.strip().split('"')[1] for line in DENIED_CALLS.splitlines()
+             if line.startswith('    "') and '": (' in line}
+    assert len(tried) == 17 and tried | {"vsock"} == set(results), results
+    for name, (result, error) in results.items():
+        assert result == -1 and error in (1, 38, 97), (name, result, error)  # EPERM, ENOSYS

@@ -69,6 +69,49 @@ def test_git_credentials_reach_neither_the_model_nor_any_record(llm: FakeLLM, tm
         assert secret not in records, "reached the scratchpad"
         assert secret not in streams, "reached the terminal"
     ends = [e for e in result.events if e["type"] == "tool_end"]
-    # (a plain `git remote -v` asks, as a command that may want the network, without --yes)
-    assert len(ends) >= len(commands) - 1
+    assert len(ends) == len(commands)  # local git commands run without asking
     assert json.dumps(ends).count("***") >= 3
+
+
+CLI_PASSWORDS = {"mysql": "W1nter-2024x", "spaced": "Rt9-xQ2zq7", "sshpass": "Hunt3r2xy",
+                 "token": "9f8e7d6c5b4a3928ff", "typed": "S3cretModel9"}
+
+
+@pytest.mark.parametrize("hidden", [False, True])
+def test_passwords_on_command_lines_reach_neither_the_model_nor_any_record(
+        llm: FakeLLM, tmp_path: Path, hidden: bool) -> None:
+    """A committed script passes passwords as options (``-pVALUE``, ``--password VALUE``,
+    ``sshpass -p VALUE``, ``--token VALUE``); the model reads it, and itself runs a command
+    line with a password in it. The output, the recorded arguments, the events and the
+    terminal show ``***``; the command still ran with the real value."""
+    ws = tmp_path / "ws"
+    _repository(ws)
+    p = CLI_PASSWORDS
+    (ws / "load.sh").write_text(
+        f"#!/bin/sh\nmysql -h db.internal -u analyst -p{p['mysql']} prices < load.sql\n"
+        f"pg_dump --password {p['spaced']} -h db prices > dump.sql\n"
+        f"sshpass -p {p['sshpass']} scp dump.sql deploy@backup:/srv\n"
+        f"publish --token {p['token']} dump.sql\n")
+    _git(ws, "add", "load.sh")
+    _git(ws, "commit", "-qm", "loader")
+    commands = ["cat load.sh", "git show HEAD --stat -p",
+                f"echo connecting with --password {p['typed']} > typed.txt; cat typed.txt"]
+    llm.enqueue(
+        Reply(tool_calls=[ToolCallSpec("bash", {"command": _hide(c) if hidden else c})
+                          for c in commands]),
+        Reply(text="The loader dumps the prices database."),
+    )
+    result = run_cli(["ask", "--json", "What does load.sh do?"], cwd=ws, env=cli_env(llm, ws),
+                     timeout=120)
+    assert result.code == 0, result.stderr
+    assert (ws / "typed.txt").read_text().strip().endswith(p["typed"])  # it ran as written
+    seen = "".join(str(m.get("content")) for r in llm.requests for m in r.body["messages"]
+                   if m.get("role") == "tool")
+    assert "-u analyst -p*** prices" in seen and "sshpass -p *** scp" in seen
+    records = "".join(path.read_text() for path in (ws / "scratchpads").glob("*.jsonl"))
+    streams = result.stdout + result.stderr
+    for name, secret in p.items():
+        if name != "typed":
+            assert secret not in seen, f"{name} reached the model"
+        assert secret not in records, f"{name} reached the scratchpad"
+        assert secret not in streams, f"{name} reached the terminal"

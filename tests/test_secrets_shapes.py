@@ -65,6 +65,18 @@ CREDENTIALS: list[tuple[str, str]] = [
      "npm_Zq8R2mK4pL9xW3vN7cT1yB6hJ0dF5sA8uE2i"),
     ("pypi: password = pypi-AgEIcHlwaS5vcmcCJGE0ZjZiZWNhLTk2ZTYtNDRmNS1hYjE0LWQ4NmI3ZmY0",
      "pypi-AgEIcHlwaS5vcmcCJGE0ZjZiZWNhLTk2ZTYtNDRmNS1hYjE0LWQ4NmI3ZmY0"),
+    # a command line (shell history, a script, `ps`, a CI log): the value as the next word
+    ("mysql -u root --password Rt9-xQ2z analytics", "Rt9-xQ2z"),
+    ("$ mysql -h db.internal -u analyst -pW1nter-2024 prices", "W1nter-2024"),
+    ("mysqldump -u admin -p'S3cr3t!x' db > dump.sql", "S3cr3t!x"),
+    ("sshpass -p Hunt3r2x ssh deploy@host", "Hunt3r2x"),
+    ("keytool -list -keystore app.jks -storepass chang3it", "chang3it"),
+    ("--api-key Q8m2KxP9vL4nR7tW --env prod", "Q8m2KxP9vL4nR7tW"),
+    ("gh-release upload --token 9f8e7d6c5b4a3928 v1.2", "9f8e7d6c5b4a3928"),
+    ("curl -u analyst:Pr1ces-2024 https://data.example.com/x", "Pr1ces-2024"),
+    ("psql --db-password 'blue Whale 77' -h db", "blue Whale 77"),
+    ("export PGPASSWORD=Tr0ub4dor-3", "Tr0ub4dor-3"),
+    ("MYSQL_PWD=Sq1-p4ss mysql -u root", "Sq1-p4ss"),
 ]
 
 # Ordinary lines: code that handles passwords, URLs without credentials, prose, numbers.
@@ -119,6 +131,22 @@ ORDINARY: list[str] = [
     "password_hash = bcrypt.hashpw(password, salt)",
     "token_count = len(tokens)",
     "\"token\": {\"type\": \"string\", \"description\": \"An API token\"}",
+    # command lines and their help: options without a value, a database after -p, ports
+    "mkdir -p build/reports && cp -pr data build/",
+    "mysql -u root -p analytics",
+    "mysql --password --host db analytics",
+    "ssh -p 2222 deploy@host",
+    "git push -u origin main",
+    "docker run -u 1000:1000 image",
+    "curl -u analyst https://data.example.com/x",
+    "Use --password to be asked for it; --token-file reads it from a file.",
+    "rsync --password-file /etc/rsync.pass src/ dest/",
+    "tool --token $API_TOKEN --password \"$DB_PASSWORD\"",
+    "  -p, --password[=name]  Password to use when connecting to server.",
+    "--token TOKEN   an API token (default: read GITHUB_TOKEN)",
+    "  --api-key KEY      the key to use",
+    "gh auth login --with-token < token.txt",
+    "PGPASSWORD=${PGPASSWORD:-}",
 ]
 
 

@@ -34,7 +34,7 @@ from dexter.evidence.tables import tables_from_json_text
 from dexter.messages import ToolCall, ToolResultMessage
 from dexter.permissions.base import PermissionDecision, PermissionEngine
 from dexter.sandbox.policy import Grants
-from dexter.secrets import scrub, scrub_output
+from dexter.secrets import scrub, scrub_output, scrub_output_value
 from dexter.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
 
 DEFAULT_MAX_CONCURRENCY = 10
@@ -194,15 +194,16 @@ class ToolExecutor:
                 emit(ToolLimit(tool=call.name, warning=warning, tool_call_id=call.id))
             self.log.note_tool_call(call.name, args)
 
-        emit(ToolStart(tool=call.name, args=args, tool_call_id=call.id))
+        emit(ToolStart(tool=call.name, args=scrub_output_value(args), tool_call_id=call.id))
         started = time.monotonic()
 
         def progress(message: str | SubagentStatus) -> None:
             if isinstance(message, SubagentStatus):
-                emit(ToolProgress(tool=call.name, message=message.activity,
-                                  tool_call_id=call.id, subagent=message))
-            else:
-                emit(ToolProgress(tool=call.name, message=message, tool_call_id=call.id))
+                emit(ToolProgress(tool=call.name, message=scrub_output(message.activity),
+                                  tool_call_id=call.id, subagent=scrub_output_value(message)))
+            else:  # a command's progress line names the command
+                emit(ToolProgress(tool=call.name, message=scrub_output(message),
+                                  tool_call_id=call.id))
 
         try:
             output = await tool.run(parsed, self.ctx.with_progress(progress, grants))
@@ -220,8 +221,8 @@ class ToolExecutor:
         content = scrub_output(output.content)
         duration = _elapsed_ms(started)
         if is_error:
-            emit(ToolError(tool=call.name, error=content, tool_call_id=call.id, args=args,
-                           duration_ms=duration))
+            emit(ToolError(tool=call.name, error=content, tool_call_id=call.id,
+                           args=scrub_output_value(args), duration_ms=duration))
             self._record(call, args, content, duration, is_error, urls)
             return ToolResultMessage(call.id, call.name, content, is_error=True), False
         if output.alerts:
@@ -229,7 +230,8 @@ class ToolExecutor:
                               tool_call_id=call.id))
         source = self._register(tool, call.name, args, output, content, urls)
         sid, title = (source.id, source.title) if source is not None else ("", "")
-        emit(ToolEnd(tool=call.name, args=args, result=content, duration_ms=duration,
+        emit(ToolEnd(tool=call.name, args=scrub_output_value(args), result=content,
+                     duration_ms=duration,
                      tool_call_id=call.id, source_urls=urls, source_id=sid, title=title))
         self._record(call, args, content, duration, is_error, urls, sid, title)
         # the id heads what the model reads, so it can cite the figures it takes from here
@@ -268,9 +270,12 @@ class ToolExecutor:
             if decision.cacheable and key in self.session_grants:
                 return None, decision.grants
             preview, saved = self._preview(tool, call, args)
-            choice = await self.approver(ApprovalRequest(call.name, args, decision, call.id,
-                                                         preview, saved))
-            emit(ToolApproval(tool=call.name, args=args, decision=choice, tool_call_id=call.id))
+            # the dialog shows the call with credentials masked; the approved call runs as
+            # written
+            choice = await self.approver(ApprovalRequest(
+                call.name, scrub_output_value(args), decision, call.id, preview, saved))
+            emit(ToolApproval(tool=call.name, args=scrub_output_value(args), decision=choice,
+                              tool_call_id=call.id))
             if choice == "allow-session" and decision.cacheable:
                 self.session_grants.add(key)
             if choice == "allow-always" and decision.proposed_rule:
@@ -280,7 +285,8 @@ class ToolExecutor:
             reason = "The user did not approve this call."
         else:
             reason = decision.reason or "A permission rule denies this call."
-        emit(ToolDenied(tool=call.name, args=args, reason=reason, tool_call_id=call.id))
+        emit(ToolDenied(tool=call.name, args=scrub_output_value(args), reason=reason,
+                        tool_call_id=call.id))
         content = DENIED_TEMPLATE.format(reason=reason.rstrip(".") + ".")
         self._record(call, args, content, 0, True)
         return ToolResultMessage(call.id, call.name, content, is_error=True), None
@@ -294,7 +300,7 @@ class ToolExecutor:
             return "", ""
         if not text:
             return "", ""
-        text = scrub(text)
+        text = scrub_output(text)
         if text.count("\n") <= PREVIEW_LINES:
             return text, ""
         path = self.ctx.home / "previews" / f"{result_file_stem(call.id)}.diff"
@@ -309,8 +315,8 @@ class ToolExecutor:
                emit: Callable[[Event], None], started: float | None = None) -> ToolResultMessage:
         duration = _elapsed_ms(started) if started is not None else 0
         message = scrub_output(message)
-        emit(ToolError(tool=call.name, error=message, tool_call_id=call.id, args=args,
-                       duration_ms=duration))
+        emit(ToolError(tool=call.name, error=message, tool_call_id=call.id,
+                       args=scrub_output_value(args), duration_ms=duration))
         content = f"Error: {message}"
         self._record(call, args, content, duration, True)
         return ToolResultMessage(call.id, call.name, content, is_error=True)
@@ -319,7 +325,8 @@ class ToolExecutor:
                 is_error: bool, source_urls: tuple[str, ...] = (), source_id: str = "",
                 title: str = "") -> None:
         if self.log is not None:
-            self.log.add_tool_result(call.name, args, content, duration_ms=duration,
+            self.log.add_tool_result(call.name, scrub_output_value(args), content,
+                                     duration_ms=duration,
                                      is_error=is_error, tool_call_id=call.id,
                                      source_urls=source_urls, source_id=source_id,
                                      title=title)

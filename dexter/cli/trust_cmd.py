@@ -10,7 +10,7 @@ from pathlib import Path
 from dexter.config import ConfigError, read_small_file
 from dexter.config_trust import Resolved, TrustStore, WorkspaceFile, digest_of, resolve_settings
 from dexter.frontend import EXIT_OK, EXIT_USAGE, confirm_on_terminal, print_error, print_warning
-from dexter.settings_file import SettingsFileError
+from dexter.settings_file import SettingsFileError, forget_own_content
 from dexter.text import escape_controls
 
 
@@ -69,6 +69,17 @@ def _status(file: WorkspaceFile, asked: bool) -> str:
 
 def _revoke(resolved: Resolved, store: TrustStore, say: Callable[[str], None]) -> int:
     forgot = False
+    for file in resolved.files:
+        if file.kind != "settings":
+            continue
+        try:
+            if forget_own_content(file.path):
+                say(f"Forgot the trust of {file.path}: its allow rules and trust records are "
+                    "ignored until you trust it again (`dexter trust`).")
+                forgot = True
+        except OSError as exc:
+            print_error(f"Cannot forget the trust of {file.path}: {exc.strerror or exc}.")
+            return EXIT_USAGE
     for path in resolved.watched:
         try:
             if store.revoke(path):

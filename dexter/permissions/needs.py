@@ -24,7 +24,8 @@ NETWORK_PROGRAMS = frozenset({
 })
 # Programs that go to the network for these subcommands.
 _NETWORK_SUBCOMMANDS = {
-    "git": frozenset({"clone", "fetch", "pull", "push", "ls-remote", "submodule", "remote"}),
+    "git": frozenset({"clone", "fetch", "pull", "push", "ls-remote", "send-email",
+                      "request-pull"}),
     "pip": frozenset({"install", "download", "index", "search"}),
     "pip3": frozenset({"install", "download", "index", "search"}),
     "uv": frozenset({"pip", "add", "sync", "run", "tool", "lock"}),
@@ -37,6 +38,14 @@ _NETWORK_SUBCOMMANDS = {
     "rsync": frozenset(),
 }
 _NO_SUBCOMMAND_NEEDED = frozenset({"npx", "brew", "apt", "apt-get"})
+# git's options before the subcommand that take a value as the next word.
+_GIT_VALUE_OPTIONS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace",
+                                "--exec-path", "--super-prefix", "--config-env", "--list-cmds"})
+# `git remote` and `git submodule` are local but for these (and `git remote show` unless
+# -n, `git remote add -f`, which fetches the new remote, `git remote set-head -a`, which
+# asks it; `git submodule foreach` runs commands that mostly fetch).
+_GIT_REMOTE_NETWORK = frozenset({"update", "prune"})
+_GIT_SUBMODULE_NETWORK = frozenset({"update", "add", "foreach"})
 # Paths the sandbox gives its own of: /dev and /proc always; /tmp is private, so only a
 # path that already exists on the host there needs a grant.
 _INSIDE_ANYWAY = ("/dev", "/proc")
@@ -51,6 +60,8 @@ def _wants_network(seg: Segment) -> bool:
         return "install" in seg.args or "download" in seg.args
     if base == "rsync":
         return any(":" in a and not a.startswith("-") for a in seg.args)
+    if base == "git":
+        return _git_wants_network(seg.args)
     subs = _NETWORK_SUBCOMMANDS.get(base)
     if subs is None:
         return False
@@ -58,6 +69,36 @@ def _wants_network(seg: Segment) -> bool:
         return True
     first = next((a for a in seg.args if not a.startswith("-")), "")
     return first in subs
+
+
+def _git_wants_network(args: tuple[str, ...]) -> bool:
+    """Whether a git command line goes to a remote: its subcommand (after git's own
+    options, ``-C DIR`` and ``-c NAME=VALUE`` included) is one that does. ``git remote
+    -v``, ``git status``, ``git log`` and the like are local and run contained."""
+    words = list(args)
+    while words and words[0].startswith("-"):
+        option = words.pop(0)
+        if option in _GIT_VALUE_OPTIONS and words:
+            words.pop(0)
+    if not words:
+        return False
+    sub, rest = words[0], words[1:]
+    if sub in _NETWORK_SUBCOMMANDS["git"]:
+        return True
+    action = next((a for a in rest if not a.startswith("-")), "")
+    if sub == "remote":
+        if action == "show":
+            return "-n" not in rest
+        if action == "add":
+            return "-f" in rest or "--fetch" in rest
+        if action == "set-head":
+            return "-a" in rest or "--auto" in rest
+        return action in _GIT_REMOTE_NETWORK
+    if sub == "submodule":
+        return action in _GIT_SUBMODULE_NETWORK
+    if sub == "archive":
+        return any(a == "--remote" or a.startswith("--remote=") for a in rest)
+    return False
 
 
 def _outside(path: str, sandbox: Sandbox) -> Path | None:
