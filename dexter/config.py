@@ -569,6 +569,8 @@ class _Loader:
             known = ", ".join(sorted(n for n in fields if n != "config_path"))
             raise ConfigError(f"{where}: unknown setting '{name}'. Known settings here: {known}.")
         hint = typing.get_type_hints(type(obj))[name]
+        if self.origin == "config":  # the file has types: `trace = "yes"` is not a boolean
+            _check_toml_type(value, hint, f"{where}: '{name}'", name, getattr(obj, name))
         setattr(obj, name, _coerce(value, hint, f"{where}: '{name}'"))
         self.note(f"{section}.{name}" if section else name, source)
 
@@ -628,9 +630,9 @@ def _coerce(value: Any, hint: Any, where: str) -> Any:
         except (ValueError, OverflowError):
             raise ConfigError(f"{where} must be a number, got {_shown(value)}.") from None
     if hint is str:
-        if not isinstance(value, str | int | float) or isinstance(value, bool):
-            raise ConfigError(f"{where} must be a string, got {value!r}.")
-        return str(value)
+        if not isinstance(value, str):  # `model = 5` in TOML: a number, not a name
+            raise ConfigError(f"{where} must be a string in quotes, got {_shown(value)}.")
+        return value
     if origin is list or hint is list or typing.get_origin(hint) is list:
         if isinstance(value, str):
             return [item.strip() for item in value.split(",") if item.strip()]
@@ -640,6 +642,67 @@ def _coerce(value: Any, hint: Any, where: str) -> Any:
     if isinstance(value, dict) and dataclasses.is_dataclass(hint):
         raise ConfigError(f"{where} must be written as a [section] table.")
     return value
+
+
+def _check_toml_type(value: Any, hint: Any, where: str, name: str, default: Any) -> None:
+    """A value from the TOML file must have the TOML type of its setting (the environment
+    and flags give text, converted by :func:`_coerce`): ``max_iterations = "10"``,
+    ``trace = "yes"`` and ``allow_read = "/data"`` are errors that say what to write."""
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        hint = next(a for a in typing.get_args(hint) if a is not type(None))
+    fits = {bool: lambda v: isinstance(v, bool),
+            int: lambda v: isinstance(v, int) and not isinstance(v, bool),
+            float: lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+            str: lambda v: isinstance(v, str)}
+    listed = hint is list or typing.get_origin(hint) is list
+    if listed:
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            return
+        kind = "a list of strings"
+        items = value.split(",") if isinstance(value, str) else [] if isinstance(
+            value, list | dict) else [str(value)]
+        example: Any = [item.strip() for item in items if item.strip()] or ["..."]
+    elif hint in fits:
+        if fits[hint](value):
+            return
+        kind = {bool: "true or false", int: "a whole number", float: "a number",
+                str: "a string in quotes"}[hint]
+        example = _intended(value, hint, default)
+    else:
+        return
+    written = _toml(example)
+    if len(written) > 60:
+        written = _toml(default)
+    got = _toml(value)
+    raise ConfigError(f"{where} must be {kind}, got {got if len(got) <= 60 else _shown(value)}; write it as "
+                      f"{name} = {written}.")
+
+
+def _intended(value: Any, hint: Any, default: Any) -> Any:
+    """The value a mistyped TOML value most likely meant (``"10"`` -> 10, ``5`` -> "5"),
+    else the setting's default, for the error's example."""
+    if hint is str:
+        return str(value) if isinstance(value, int | float) and not isinstance(value, bool) \
+            else default or "..."
+    if hint is bool and value in (0, 1) and isinstance(value, int):
+        return bool(value)
+    if isinstance(value, str):
+        try:
+            return _coerce(value, hint, "")
+        except ConfigError:
+            pass
+    return default
+
+
+def _toml(value: Any) -> str:
+    """``value`` written as TOML (true, 10, 0.5, "text", ["a", "b"])."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return repr(value)
 
 
 def _shown(value: Any) -> str:

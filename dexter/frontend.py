@@ -3,9 +3,10 @@ settings with friendly errors, error and warning lines, the output console, exit
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -135,6 +136,33 @@ def apply_saved_choices(settings: Settings, *, model_flag: str | None,
         settings.tools.web_search_provider = search
 
 
+EXAMPLE_SCRATCHPAD = Path(__file__).resolve().parents[1] / "scratchpads" / "example-apple.jsonl"
+
+
+def without_a_key(cwd: Path | None = None) -> str:
+    """What a user can do before setting any key, for every no-key message (``dexter ask``'s
+    error, the REPL's guidance): one place, so each such hint is added once (the example
+    run only where the repository's file is there)."""
+    hints = ["dexter data reads the data itself: statements, segments, filings, insider "
+             "trades, 13F holdings (try: dexter data statements AAPL)"]
+    if EXAMPLE_SCRATCHPAD.is_file():
+        where = EXAMPLE_SCRATCHPAD
+        with contextlib.suppress(ValueError):
+            where = EXAMPLE_SCRATCHPAD.relative_to((cwd or Path.cwd()).resolve())
+        hints.append(f"dexter replay {where} shows a scripted example run on Apple's real "
+                     "SEC filings")
+    return "Without a key: " + "; ".join(hints) + "."
+
+
+def config_problem(exc: Exception) -> str:
+    """The line to print for a configuration error: its message, and for a missing key
+    what can be done without one."""
+    from dexter.providers.registry import MissingKeyError
+
+    hint = without_a_key() if isinstance(exc, MissingKeyError) else ""
+    return f"{exc}\n{hint}" if hint else str(exc)
+
+
 def print_error(message: str) -> None:
     """Print an error to stderr (red on a terminal); control characters in it (from a
     provider's error body, a file name) are shown, not sent to the terminal."""
@@ -162,3 +190,64 @@ def stdout_console(plain: bool = False) -> Any:
     if plain:
         return Console(force_terminal=False, color_system=None, highlight=False, soft_wrap=True)
     return Console(highlight=False)
+
+
+# The columns of the model table, in the order they are given up when the terminal is too
+# narrow for all of them: never the model id, the one thing a user must copy whole.
+_MODEL_COLUMNS = (("Provider", "left"), ("Model", "left"), ("Context", "right"), ("Key", "left"),
+                  ("", "left"))
+_DROP_ORDER = ("Provider", "Context", "", "Key")
+_NO_WRAP = ("Model", "Context")
+
+
+def models_table(rows: Sequence[Any], console: Any, *, box: bool = True) -> Any:
+    """The table of ``dexter models`` and ``/models`` (``rows``: ``ModelRow``s).
+
+    No model id, provider, number or key variable name is ever cut or wrapped: a column is
+    never narrower than its longest such word (the Model and Context columns do not wrap at
+    all; a key's state may go to the next line). On a terminal too narrow for every column
+    at that width, whole columns are left out until the rest fits (the provider, then the
+    context window, the default/fast marks, the key); when stdout is not a terminal, print
+    the table at :func:`natural_width`, so no row wraps."""
+    from rich.table import Table
+
+    names = [name for name, _ in _MODEL_COLUMNS]
+    cells = [row.cells() for row in rows]
+
+    def narrowest(i: int) -> int:
+        texts = [names[i], *(row[i] for row in cells)]
+        if names[i] in _NO_WRAP:
+            return max(map(len, texts))
+        return max(len(word) for text in texts for word in text.split() or [""])
+
+    def build(kept: list[int]) -> Any:
+        table = Table(title="Models" if box else None, title_justify="left",
+                      show_edge=box, pad_edge=box)
+        for i in kept:
+            name, justify = _MODEL_COLUMNS[i]
+            table.add_column(name, justify=justify,  # type: ignore[arg-type]
+                             no_wrap=name in _NO_WRAP, min_width=narrowest(i),
+                             overflow="fold")  # below that width: every character kept
+        for row in cells:
+            table.add_row(*(row[i] for i in kept))
+        return table
+
+    kept = list(range(len(names)))
+    if console.is_terminal:
+        for name in _DROP_ORDER:
+            # each column: its text, a space of padding each side, one rule between columns
+            # (and at both edges with a box)
+            need = sum(narrowest(i) for i in kept) + 3 * len(kept) + (1 if box else -3)
+            if need <= console.width or len(kept) == 1:
+                break
+            kept.remove(names.index(name))
+    return build(kept)
+
+
+def natural_width(console: Any, renderable: Any) -> int:
+    """How wide ``renderable`` is when nothing has to wrap (for output that is not a
+    terminal, where no width is imposed)."""
+    from rich.measure import Measurement
+
+    wide = console.options.update(width=10_000, max_width=10_000)
+    return int(Measurement.get(console, wide, renderable).maximum)

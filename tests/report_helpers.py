@@ -9,7 +9,7 @@ from pathlib import Path
 
 from dexter.testing.fakedata import FakeDataServer, RecordedTree
 from dexter.testing.fakellm import FakeLLM, Reply, ToolCallSpec
-from tests.cli_helpers import CliResult, cli_env, run_cli
+from tests.cli_helpers import LIVENESS, CliResult, cli_env, run_cli
 
 QUESTION = "How did Apple's revenue and margins move over the last four quarters?"
 ANSWER = ("Apple's quarterly revenue, from its filings [S1]:\n\n"
@@ -124,5 +124,5 @@ def run_note(llm: FakeLLM, cwd: Path, filename: str, *flags: str,
         env = cli_env(llm, cwd, **data_env(data), **(env_extra or {}))
         env.pop("FINANCIAL_DATASETS_API_KEY", None)
         result = run_cli(["ask", "--plain", "--output", filename, *flags, NOTE_QUESTION],
-                         cwd=cwd, env=env)
+                         cwd=cwd, env=env, timeout=LIVENESS)  # a PDF with charts, loaded
     return ReportRun(result, cwd / filename, data)

@@ -85,6 +85,9 @@ def test_missing_key_exits_2_naming_the_variable(tmp_path: Path) -> None:
     ('[context]\nmax_tool_result_chars = "big"\n',
      "[context]: 'max_tool_result_chars' must be a whole number"),
     ("[context\n", "is not valid TOML"),
+    ('model = 5\n', "'model' must be a string in quotes, got 5; write it as model = \"5\"."),
+    ('[verify]\nenabled = "no"\n', "[verify]: 'enabled' must be true or false, got \"no\"; "
+                                    "write it as enabled = false."),
 ])
 def test_bad_config_exits_2_and_prints_the_error_as_written(tmp_path: Path, toml: str,
                                                             expected: str) -> None:
@@ -93,7 +96,11 @@ def test_bad_config_exits_2_and_prints_the_error_as_written(tmp_path: Path, toml
     result = run_cli(["ask", "--config", str(config), "hi"], cwd=tmp_path,
                      env=cli_env(None, tmp_path, OPENAI_API_KEY="sk-test-x"))
     assert result.code == 2
-    assert expected in result.stderr  # "[context]" is text, not rich markup
+    assert expected in " ".join(result.stderr.split())  # "[context]" is text, not markup
+    models = run_cli(["--config", str(config), "models"], cwd=tmp_path,
+                     env=cli_env(None, tmp_path, COLUMNS="200"))
+    assert (models.code, models.stdout) == (2, "")  # not 'Current model: 5'
+    assert expected in " ".join(models.stderr.split())
 
 
 def test_unknown_provider_names_the_config_table_to_add(tmp_path: Path) -> None:
@@ -206,11 +213,24 @@ def test_replay_re_renders_the_run(fake: FakeLLM, tmp_path: Path) -> None:
     assert types[0] == "run_start" and types[-1] == "done" and "tool_end" in types
 
 
-def test_replay_of_a_file_with_no_readable_entry_fails(tmp_path: Path) -> None:
+def test_replay_of_a_file_with_no_readable_entry_is_bad_input(tmp_path: Path) -> None:
     (tmp_path / "bad.jsonl").write_text("not json\n", encoding="utf-8")
     result = run_cli(["replay", "bad.jsonl"], cwd=tmp_path, env=cli_env(None, tmp_path))
-    assert result.code == 1
+    assert result.code == 2
     assert "holds no readable entries (1 line corrupt)" in result.stderr
+
+
+@pytest.mark.parametrize("content", [b"not json\n", b'{"name": "not a scratchpad"}\n', b"",
+                                     bytes(range(256)), b"[1, 2, 3]\n"],
+                         ids=["text", "json", "empty", "binary", "array"])
+def test_replay_and_rerun_agree_a_file_that_is_not_a_scratchpad_is_exit_2(
+        tmp_path: Path, content: bytes) -> None:
+    (tmp_path / "notes.jsonl").write_bytes(content)
+    env = cli_env(None, tmp_path)
+    replayed = run_cli(["replay", "notes.jsonl"], cwd=tmp_path, env=env)
+    rerun = run_cli(["rerun", "notes.jsonl"], cwd=tmp_path, env=env)
+    assert (replayed.code, rerun.code) == (2, 2), replayed.stderr + rerun.stderr
+    assert "Traceback" not in replayed.stderr + rerun.stderr
 
 
 def test_replay_of_a_missing_file_is_a_usage_error(tmp_path: Path) -> None:
@@ -312,6 +332,55 @@ def test_a_reader_that_goes_away_ends_the_run_quietly(fake: FakeLLM, tmp_path: P
     assert first["type"] == "run_start"
     assert proc.returncode == 1
     assert "Traceback" not in stderr and "Error" not in stderr, stderr
+
+
+def test_a_server_that_refuses_the_connection_is_named_and_counted(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as sock:  # bound, never listening: Ollama not running
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    env = cli_env(None, tmp_path, OLLAMA_BASE_URL=f"http://127.0.0.1:{port}",
+                  DEXTER_MAX_RETRIES="2")
+    result = run_cli(["ask", "--plain", "--model", "ollama:llama3.1", "hi"], cwd=tmp_path,
+                     env=env)
+    assert result.code == 1
+    out = result.stdout + result.stderr
+    assert [line.split("(attempt ")[1] for line in out.splitlines() if "(attempt " in line] \
+        == ["1)", "2)"]
+    assert "connection refused; retrying" in out
+    assert f"Connection refused: is the server at http://127.0.0.1:{port}/v1 running?" in out
+    assert "(gave up after 2 retries)" in out
+    assert "connection lost" not in out.lower() and "Traceback" not in out
+
+
+@pytest.mark.parametrize(("args", "named"), [
+    (["ask", "--allow", "wrte_file", "q"], "there is no tool 'wrte_file'"),
+    (["ask", "--output", "x.docx", "q"], "--output x.docx: dexter writes reports as"),
+    (["ask", "--output", "../x.md", "q"], "--output ../x.md points outside the working directory"),
+    (["rerun", "--allow", "Bash(git log", "run.jsonl"], "--allow 'Bash(git log'"),
+    (["rerun", "--allow", "wrte_file", "run.jsonl"], "there is no tool 'wrte_file'"),
+    (["eval", "--allow", "wrte_file", "--limit", "1"], "there is no tool 'wrte_file'"),
+    (["eval", "--allow", "memory_update", "--limit", "1"], "there is no tool 'memory_update'"),
+])
+def test_a_mistyped_flag_is_reported_before_the_missing_key(tmp_path: Path, args: list[str],
+                                                            named: str) -> None:
+    # Before: with no key set, these said only that the key was missing; the flag's
+    # problem came once a key was there.
+    (tmp_path / "run.jsonl").write_text(json.dumps({
+        "type": "init", "timestamp": "2026-01-01T00:00:00Z", "query": "q",
+        "model": "gpt-4.1"}) + "\n")
+    result = run_cli(args, cwd=tmp_path, env=cli_env(None, tmp_path))
+    assert result.code == 2
+    assert named in result.stderr
+    assert "No API key" not in result.stderr
+
+
+def test_an_allowed_memory_tool_is_known_before_the_session_is_built(tmp_path: Path) -> None:
+    env = cli_env(None, tmp_path, DEXTER_MEMORY_ENABLED="true")
+    result = run_cli(["ask", "--allow", "memory_update", "--allow", "write_file", "q"],
+                     cwd=tmp_path, env=env)
+    assert result.code == 2 and "No API key" in result.stderr  # the flags were fine
 
 
 def test_python_m_dexter_ignores_modules_planted_in_the_workspace(tmp_path: Path) -> None:

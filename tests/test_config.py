@@ -312,11 +312,25 @@ def test_boundary_values_are_accepted(tmp_path: Path, dotted: str, value: float)
 
 @pytest.mark.parametrize(("toml", "expected"), [
     ('max_retries = 1e6\n', "'max_retries' must be a whole number, got 1000000.0"),
-    ('request_timeout = true\n', "'request_timeout' must be a number, got True"),
+    ('request_timeout = true\n', "'request_timeout' must be a number, got true; write it as request_timeout = 600.0."),
     ("[context]\nkeep_thinking = 2.5\n", "[context]: 'keep_thinking' must be a whole number"),
     ("[context]\nkeep_thinking = [1]\n", "[context]: 'keep_thinking' must be a whole number"),
     ('[context_windows]\n"m" = "big"\n', "[context_windows] maps model names to integers"),
     ('[context_windows]\n"m" = true\n', "[context_windows] maps model names to integers"),
+    ('model = 5\n', "'model' must be a string in quotes, got 5; write it as model = \"5\"."),
+    # the file has types: text where a boolean, number or list belongs is an error too
+    ('trace = "yes"\n', "'trace' must be true or false, got \"yes\"; write it as trace = true."),
+    ('[memory]\nenabled = 0\n', "[memory]: 'enabled' must be true or false, got 0; write it as "
+                                 "enabled = false."),
+    ('max_iterations = "10"\n', "'max_iterations' must be a whole number, got \"10\"; write it "
+                                "as max_iterations = 10."),
+    ('request_timeout = "5"\n', "'request_timeout' must be a number, got \"5\"; write it as "
+                                "request_timeout = 5.0."),
+    ('[bash]\nallow_read = "/a,/b"\n', "[bash]: 'allow_read' must be a list of strings, got "
+                                        "\"/a,/b\"; write it as allow_read = [\"/a\", \"/b\"]."),
+    ('[tools]\nweb_search_provider = 1.5\n', "'web_search_provider' must be a string in quotes"),
+    ('[providers.lab]\napi_key_env = true\n',
+     "'api_key_env' must be a string in quotes, got true; write it as api_key_env = \"...\"."),
     ('home = "a\\u0000b"\n', "home = 'a\\x00b' holds a control character"),
     ('[tools]\nsec_user_agent = "x\\ny"\n', "[tools] sec_user_agent = 'x\\ny' holds a control"),
     ('[tools]\nsec_edgar_base_url = "sec.gov"\n', "is not a URL; allowed: http://host"),

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from dexter.testing.fakellm import Dynamic, FakeLLM, RecordedRequest, Reply, ToolCallSpec
-from tests.cli_helpers import CliResult, cli_env, config_outside, run_cli
+from tests.cli_helpers import LIVENESS, CliResult, cli_env, config_outside, run_cli
 
 pytestmark = pytest.mark.e2e
 
@@ -157,8 +157,12 @@ def _free_port() -> int:
 
 @pytest.fixture
 def http_server() -> Iterator[str]:
+    yield from _http_server()
+
+
+def _http_server(*args: str) -> Iterator[str]:
     port = _free_port()
-    proc = subprocess.Popen([sys.executable, str(SERVER), "--http", str(port)],
+    proc = subprocess.Popen([sys.executable, str(SERVER), "--http", str(port), *args],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         for _ in range(300):  # until it accepts connections
@@ -172,7 +176,7 @@ def http_server() -> Iterator[str]:
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         proc.terminate()
-        proc.wait(10)
+        proc.wait(LIVENESS)
 
 
 def test_a_streamable_http_server(llm: FakeLLM, tmp_path: Path, http_server: str) -> None:
@@ -281,3 +285,96 @@ def test_rerun_keeps_the_mcp_tools_and_live_calls_reach_the_server(
     assert any("AAPL last price 123.45 USD" in t for t in texts)
     assert any("NVDA last price 123.45 USD" in t for t in texts)
     assert "Traceback" not in rerun.stderr
+
+
+# -- what real servers do (found with server-everything, -filesystem, -memory, -time, -git
+# and -sqlite; reproduced by the fixture's options) ------------------------------------------
+
+VENDOR_KEY = "Zq8vN2kLw9Rt4Yp7Hs3Jd6Fg1Xb5"  # not key-shaped: known only by its variable
+
+
+def log_of(tmp_path: Path, name: str) -> str:
+    return (tmp_path / ".dexter" / "mcp-logs" / f"{name}.log").read_text(encoding="utf-8")
+
+
+def test_a_servers_key_in_its_stderr_is_never_printed(llm: FakeLLM, tmp_path: Path) -> None:
+    config = (stdio_table("vendor", "--leak", "VENDOR_API_KEY")
+              + 'env = { VENDOR_API_KEY = "${VENDOR_API_KEY}" }\n' + stdio_table("fx"))
+    path = config_outside(tmp_path)
+    path.write_text(config, encoding="utf-8")
+    env = cli_env(llm, tmp_path, DEXTER_CONFIG=str(path), VENDOR_API_KEY=VENDOR_KEY)
+    llm.enqueue(Reply(text="No vendor data."))
+    asked = run_cli(["ask", "--json", "What is AAPL's price?"], cwd=tmp_path, env=env,
+                    timeout=LIVENESS)
+    listed = run_cli(["mcp", "list"], cwd=tmp_path, env=env, timeout=LIVENESS)
+    assert asked.code == 0, asked.stderr
+    assert "MCP server 'vendor'" in asked.stderr and "rejected the key ***" in asked.stderr
+    assert listed.code == 1 and "rejected the key ***" in listed.stdout
+    for text in (asked.stdout, asked.stderr, listed.stdout, listed.stderr, log_of(tmp_path, "vendor"),
+                 *(p.read_text() for p in asked.scratchpads())):
+        assert VENDOR_KEY not in text
+
+
+def test_the_sdks_own_log_lines_go_to_the_servers_log_not_the_terminal(
+        llm: FakeLLM, tmp_path: Path) -> None:
+    llm.enqueue(Reply(tool_calls=[ToolCallSpec("mcp__chatty__get_quote", {"ticker": "aapl"})]),
+                Reply(text="AAPL last traded at 123.45 USD [S1]."))
+    result = ask(llm, tmp_path, stdio_table("chatty", "--stdout-noise"))
+    assert result.code == 0, result.stderr
+    assert "AAPL last price 123.45 USD" in tool_messages(llm.requests[-1])[0]  # still works
+    # one line of dexter's, where the SDK printed an 11-line traceback
+    assert result.stderr.count("MCP server 'chatty' wrote something that is not MCP") == 1
+    assert "Traceback" not in result.stderr and "JSONRPC" not in result.stderr
+    log = log_of(tmp_path, "chatty")
+    assert "Failed to parse JSONRPC message from server" in log and "Traceback" in log
+
+
+def test_an_http_server_gone_before_close_prints_nothing_from_the_sdk(tmp_path: Path) -> None:
+    for url in _http_server("--die-on-close"):
+        path = config_outside(tmp_path)
+        path.write_text(f'[mcp.servers.web]\nurl = "{url}"\n', encoding="utf-8")
+        result = run_cli(["mcp", "list"], cwd=tmp_path,
+                         env=cli_env(None, tmp_path, DEXTER_CONFIG=str(path),
+                                     OPENAI_API_KEY="sk-test"), timeout=LIVENESS)
+    assert result.code == 0, result.stderr
+    assert "web (http" in result.stdout and "running, 3 tools" in result.stdout
+    assert result.stderr == ""  # was: "Session termination failed: ..."
+    assert "Session termination failed" in log_of(tmp_path, "web")
+
+
+def test_a_restarted_servers_log_keeps_why_the_first_one_stopped(llm: FakeLLM,
+                                                                  tmp_path: Path) -> None:
+    llm.enqueue(Reply(tool_calls=[ToolCallSpec("mcp__fx__die", {})]),
+                Reply(tool_calls=[ToolCallSpec("mcp__fx__get_quote", {"ticker": "AAPL"})]),
+                Reply(text="AAPL last traded at 123.45 USD [S1]."))
+    result = ask(llm, tmp_path, stdio_table("fx"))
+    assert result.code == 0, result.stderr
+    log = log_of(tmp_path, "fx")
+    starts = [i for i, line in enumerate(log.splitlines())
+              if line.startswith("----- dexter started MCP server")]
+    assert len(starts) == 2  # the first start and the restart, each with its separator
+    first_run = log.splitlines()[starts[0]:starts[1]]
+    assert "fixture server: dying on request" in first_run
+    # a new session appends too
+    llm.enqueue(Reply(text="Nothing to call."))
+    assert ask(llm, tmp_path, stdio_table("fx")).code == 0
+    assert log_of(tmp_path, "fx").startswith(log)
+
+
+def test_a_tool_that_must_be_called_as_a_task_is_not_offered_and_mcp_list_says_why(
+        llm: FakeLLM, tmp_path: Path) -> None:
+    # server-everything's simulate-research-query declares taskSupport "required" and
+    # answers a plain call with -32601: offering it only produced failing calls.
+    llm.enqueue(Reply(text="Nothing to call."))
+    result = ask(llm, tmp_path, stdio_table("fx", "--tasks"))
+    assert result.code == 0, result.stderr
+    names = tool_names(llm.requests[0])
+    assert "mcp__fx__get_quote" in names and "mcp__fx__research" not in names
+    assert "mcp__fx__research" not in llm.requests[0].body["messages"][0]["content"]
+    listed = run_cli(["mcp", "list"], cwd=tmp_path,
+                     env=cli_env(llm, tmp_path, DEXTER_CONFIG=str(config_outside(tmp_path))),
+                     timeout=LIVENESS)
+    assert listed.code == 0, listed.stderr
+    assert "running, 3 tools" in listed.stdout
+    assert ("mcp__fx__research  not offered: it must be called as a task "
+            "(execution.taskSupport = required), which dexter does not do") in listed.stdout

@@ -159,6 +159,63 @@ async def test_the_repl_command_prints_the_report() -> None:
     assert "No session" in printed[0]
 
 
+def test_every_line_about_a_server_is_scrubbed_of_its_secrets(tmp_path: Path) -> None:
+    settings = load(tmp_path, '[mcp.servers.web]\nurl = "https://x.example/mcp"\n'
+                              'headers = {Authorization = "Bearer tok-Aa1Bb2Cc3Dd4Ee5"}\n'
+                              '[mcp.servers.std]\ncommand = "srv"\n'
+                              'env = {VENDOR_PASSWORD = "${VENDOR_PASSWORD}"}\n')
+    manager = McpManager(settings.mcp, env={"VENDOR_PASSWORD": "hunter2hunter2",  # type: ignore[attr-defined]
+                                            "SHELL_TOKEN": "Plain4Token8Value"})
+    text = ("401: bad token tok-Aa1Bb2Cc3Dd4Ee5 for hunter2hunter2; env Plain4Token8Value; "
+            "key sk-proj-abcdefghijklmnopqrstuvwx\x1b[2J")
+    cleaned = manager.clean(text)
+    for secret in ("tok-Aa1Bb2Cc3Dd4Ee5", "hunter2hunter2", "Plain4Token8Value", "sk-proj-abc"):
+        assert secret not in cleaned
+    assert "\x1b" not in cleaned and "\\x1b" in cleaned  # shown, not sent to the terminal
+
+
+def test_a_servers_log_is_appended_with_a_line_per_start_and_moved_aside_when_large(
+        tmp_path: Path) -> None:
+    from dexter.tools import mcp_log
+    from dexter.tools.mcp_log import SEPARATOR, ServerLog
+
+    path = tmp_path / "logs" / "fx.log"
+    log = ServerLog(path, lambda text: text.replace("s3cret", "***"))
+    log.start("srv --a")
+    log.write("first start died: s3cret")
+    log.start("srv --a")
+    log.write("second start")
+    log.close()
+    lines = path.read_text().splitlines()
+    assert [line.startswith(SEPARATOR) for line in lines] == [True, False, True, False]
+    assert lines[1] == "first start died: ***"
+    path.write_text("x" * (mcp_log.MAX_LOG_BYTES + 1))
+    log.start("srv --a")
+    log.close()
+    assert path.with_name("fx.log.1").read_text() == "x" * (mcp_log.MAX_LOG_BYTES + 1)
+    assert path.read_text().startswith(SEPARATOR)
+
+
+def test_a_servers_stderr_reaches_its_log_scrubbed_and_its_last_line_is_kept(
+        tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from dexter.tools.mcp_log import ServerLog
+
+    log = ServerLog(tmp_path / "s.log", lambda text: text.replace("s3cret", "***"))
+    log.start("python")
+    sink = log.stderr_sink()
+    proc = subprocess.Popen([sys.executable, "-c", "import sys; sys.stderr.write("
+                             "'starting\\nbad key s3cret\\n')"], stderr=sink)
+    log.release_sink()
+    proc.wait(60)
+    assert log.tail(wait=60) == "bad key ***"  # after the stream ended, whatever the timing
+    log.close()
+    assert "bad key ***" in (tmp_path / "s.log").read_text()
+    assert "s3cret" not in (tmp_path / "s.log").read_text()
+
+
 def test_a_server_program_given_by_name_skips_path_folders_commands_may_write(
         tmp_path: Path) -> None:
     from dexter.tools.mcp_client import McpError

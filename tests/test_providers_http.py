@@ -293,3 +293,53 @@ async def test_cancel_during_stream_propagates(fake_llm: FakeLLM, openai_model: 
         await task
     stall.gate.set()
     assert len(fake_llm.requests) == 1
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as sock:  # bound, never listening: a connect is refused
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.mark.parametrize("name", ["ollama:llama3.1", "gpt-fake", "claude-fake"])
+async def test_a_refused_connection_is_counted_once_and_named(
+        name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Before: attempts 1-4 were announced (a pointless blocking try first), then "gave up
+    # after 3 retries", and the error said "connection lost".
+    port = _closed_port()
+    for var in ("OLLAMA_BASE_URL", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL"):
+        monkeypatch.setenv(var, f"http://127.0.0.1:{port}")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    items: list[Item] = []
+    sleeps = Sleeps()
+    async for model in _model(name):
+        with pytest.raises(ProviderError) as info:
+            async for item in generate(model, REQUEST, max_retries=3, sleep=sleeps):
+                items.append(item)
+    notices = [i for i in items if isinstance(i, ProviderRetry)]
+    assert [n.attempt for n in notices] == [1, 2, 3]
+    assert len(sleeps.delays) == 3
+    assert all("connection refused; retrying" in n.reason for n in notices)
+    err = info.value
+    assert err.kind == "connection" and err.refused
+    assert f"Connection refused: is the server at http://127.0.0.1:{port}" in err.message
+    assert "running?" in err.message and "(gave up after 3 retries)" in err.message
+    assert "lost" not in err.message.lower()
+
+
+async def test_a_stream_that_fails_then_falls_back_counts_the_fallback_as_a_retry(
+        fake_llm: FakeLLM, openai_model: ChatModel) -> None:
+    # The blocking try after a failed stream is announced, so it counts where it is said.
+    fake_llm.enqueue(*[HttpError.server_error() for _ in range(4)])
+    items: list[Item] = []
+    with pytest.raises(ProviderError) as info:
+        async for item in generate(openai_model, REQUEST, max_retries=2, sleep=Sleeps()):
+            items.append(item)
+    notices = [i for i in items if isinstance(i, ProviderRetry)]
+    assert [n.attempt for n in notices] == [1, 2, 3]
+    assert "retrying without streaming" in notices[0].reason
+    assert "(gave up after 3 retries)" in info.value.message
+    assert [r.stream for r in fake_llm.requests] == [True, False, False, False]

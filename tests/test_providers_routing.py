@@ -187,8 +187,12 @@ def test_missing_key_message_names_the_variable_and_where_to_set_it() -> None:
     text = missing_key_message(resolve_model("claude-sonnet-4-6", Settings()))
     assert "ANTHROPIC_API_KEY" in text and ".env" in text and "shell" in text
     assert "claude-sonnet-4-6" in text
-    # and the keyless way in: the data commands need no model and no key
-    assert "dexter data statements AAPL" in text
+    # and the keyless way in, which every front end adds to the message (one place:
+    # frontend.without_a_key): the data commands need no model and no key
+    from dexter.frontend import config_problem
+    from dexter.providers.registry import MissingKeyError
+
+    assert "dexter data statements AAPL" in config_problem(MissingKeyError(text))
 
 
 def test_create_chat_model_without_key_raises_the_missing_key_message() -> None:

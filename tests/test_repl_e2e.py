@@ -26,7 +26,7 @@ def fake() -> Iterator[FakeLLM]:
         yield server
 
 
-def spawn(fake: FakeLLM, cwd: Path, **extra: str) -> pexpect.spawn:
+def spawn(fake: FakeLLM | None, cwd: Path, **extra: str) -> pexpect.spawn:
     env = cli_env(fake, cwd, **{"TERM": "xterm-256color", "PROMPT_TOOLKIT_NO_CPR": "1",
                                 "DEXTER_MODEL": "gpt-4.1", **extra})
     if "NO_COLOR" not in extra:
@@ -167,7 +167,7 @@ def test_piped_stdin_denies_approvals_and_reports_a_failed_run(fake: FakeLLM, tm
 def test_piped_stdin_without_a_key_says_which_variable(tmp_path: Path) -> None:
     env = cli_env(None, tmp_path, DEXTER_MODEL="gpt-4.1")
     result = run_cli([], cwd=tmp_path, env=env, input_text="hello\n")
-    assert result.code == 1
+    assert result.code == 2  # a configuration error, as for dexter ask
     assert "OPENAI_API_KEY" in result.stdout
 
 
@@ -198,3 +198,27 @@ def test_dumb_terminal_prints_runs_between_prompts(fake: FakeLLM, tmp_path: Path
     assert "❯" not in run  # no prompt drawn into the middle of the run's lines
     assert output.count("/history") == 1  # the typed command is not echoed again
     assert "\x1b[" not in output.split("❯ ", 1)[1]
+
+
+@pytest.mark.parametrize("typed", ["", "q\n", "/help\nwhat is 2+2?\n"], ids=["eof", "q", "lines"])
+def test_with_no_key_piped_input_is_told_once_and_exits_2(tmp_path: Path, typed: str) -> None:
+    # Before: </dev/null exited 0, and each line typed printed the no-key block again and
+    # exited 1; the README says a missing key is exit 2.
+    result = run_cli([], cwd=tmp_path, env=cli_env(None, tmp_path), input_text=typed)
+    assert result.code == 2, result.stdout + result.stderr
+    told = result.stdout + result.stderr
+    assert told.count("OPENAI_API_KEY=your-key-here") == 1
+    # the lines are not read, so a '/model' line could not help: the flag is named
+    assert "/model" not in told and "whose key is set with --model" in told
+
+
+def test_with_no_key_a_terminal_session_opens_with_guidance_and_exits_2(tmp_path: Path) -> None:
+    child = spawn(None, tmp_path)
+    try:
+        child.expect("OPENAI_API_KEY=your-key-here")
+        child.expect("❯")
+        child.send("/exit\r")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert child.exitstatus == 2

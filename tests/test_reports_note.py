@@ -24,6 +24,7 @@ from pypdf import PdfReader
 
 from dexter.testing.fakellm import FakeLLM
 from tests.report_helpers import NOTE_ANSWER, NOTE_QUESTION, WRONG_FIGURE, run_note
+from tests.shared_fixtures import built_once
 
 pytestmark = pytest.mark.e2e
 
@@ -115,10 +116,7 @@ def page_text(html: str) -> str:
     return Page(html).text
 
 
-@pytest.fixture(scope="module")
-def note(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Note]:
-    """The run, once per format, each in its own folder."""
-    folder = tmp_path_factory.mktemp("note")
+def _run_every_format(folder: Path) -> None:
     terminal = ""
     for name in ("note.md", "note.html", "note.pdf", "note.xlsx"):
         cwd = folder / name.split(".")[1]
@@ -128,6 +126,13 @@ def note(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Note]:
         assert run.result.code == 0, run.result.stderr
         terminal = terminal or run.result.stdout
         (folder / name).write_bytes(run.path.read_bytes())
+    (folder / "terminal.txt").write_text(terminal, encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def note(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Note]:
+    """The run, once per format, each in its own folder (once for all workers)."""
+    folder = built_once(tmp_path_factory, "report-note", _run_every_format)
     reader = PdfReader(folder / "note.pdf")
     links = [str(annot.get_object()["/A"]["/URI"]) for page in reader.pages
              for annot in page.get("/Annots") or [] if "/A" in annot.get_object()
@@ -135,7 +140,8 @@ def note(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Note]:
     yield Note(folder, (folder / "note.md").read_text(encoding="utf-8"),
                (folder / "note.html").read_text(encoding="utf-8"),
                "\n".join(page.extract_text() for page in reader.pages), links,
-               load_workbook(folder / "note.xlsx"), terminal)
+               load_workbook(folder / "note.xlsx"),
+               (folder / "terminal.txt").read_text(encoding="utf-8"))
 
 
 def md_table(markdown: str, title: str) -> list[list[str]]:

@@ -267,3 +267,15 @@ def test_registry_adds_the_skill_tool_when_there_are_skills(tmp_path: Path,
     assert "skill" in names  # the built-in skills
     assert names.index("skill") == names.index("calculator") + 1
     assert "skill" not in [t.name for t in build_tools(settings, skills=SkillCatalog())]
+
+
+def test_the_locations_name_each_folder_once_and_every_location(tmp_path: Path) -> None:
+    from dexter.skills.catalog import locations_text
+
+    shared = locations_text(load_catalog(tmp_path / ".dexter", tmp_path,
+                                         user=tmp_path / "user"))
+    assert shared.count(str(tmp_path / ".dexter" / "skills")) == 1
+    assert f"DEXTER_HOME and project: {tmp_path / '.dexter' / 'skills'}" in shared
+    apart = locations_text(load_catalog(tmp_path / "home", tmp_path, user=tmp_path / "user"))
+    assert f"DEXTER_HOME: {tmp_path / 'home' / 'skills'}" in apart
+    assert f"project: {tmp_path / '.dexter' / 'skills'}" in apart

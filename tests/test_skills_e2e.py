@@ -52,6 +52,10 @@ def test_dexter_skills_lists_builtin_user_and_project_skills(tmp_path: Path) -> 
     assert "Our house DCF." in out and "overrides built-in" in out
     assert "built-in (" in out and "user (" in out
     assert "Skills are looked for in built-in:" in out
+    # DEXTER_HOME is the project's .dexter here (the default): its folder is named once
+    looked = out[out.index("Skills are looked for in"):]
+    assert looked.count(str(tmp_path / ".dexter" / "skills")) == 1
+    assert f"DEXTER_HOME and project: {tmp_path / '.dexter' / 'skills'}" in looked
     # One warning naming the file and the problem; the rest still listed.
     err = " ".join(result.stderr.split())
     assert err.count("Warning:") == 1

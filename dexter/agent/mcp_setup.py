@@ -55,14 +55,17 @@ def tool_tokens(tool: Tool[Any]) -> int:
     return estimate_tool_specs_tokens([ToolSpec(tool.name, tool.description, tool.json_schema())])
 
 
-def start_mcp(settings: Settings, report: Callable[[str], None] | None = None) -> McpManager | None:
+def start_mcp(settings: Settings, report: Callable[[str], None] | None = None,
+              notify: Callable[[str], None] | None = None) -> McpManager | None:
     """Start the configured servers (None when there are none). Never raises: a server
-    that fails is reported through ``report`` and left out."""
+    that fails is reported through ``report`` and left out; what a running one does wrong
+    goes to ``notify`` (default: ``report``)."""
     if not settings.mcp.servers:
         return None
     from dexter.sandbox.programs import writable_folders
 
     manager = McpManager(settings.mcp, log_dir=settings.home_path / "mcp-logs", report=report,
+                         notify=notify,
                          writable=writable_folders(Path.cwd(), settings.bash.allow_write))
     manager.start()
     return manager
@@ -94,7 +97,8 @@ def report_lines(manager: McpManager | None, plan: McpPlan | None) -> list[str]:
     by_name = {t.name: t for t in (plan.tools if plan else [])}
     lines: list[str] = []
     for state in manager.servers.values():
-        where = state.config.url or " ".join([state.config.command, *state.config.args])
+        where = manager.clean(state.config.url
+                              or " ".join([state.config.command, *state.config.args]))
         head = f"{state.name} ({state.transport}: {where}): {state.status}"
         if state.error:
             head += f": {state.error}"
@@ -109,6 +113,11 @@ def report_lines(manager: McpManager | None, plan: McpPlan | None) -> list[str]:
             cost = f"{tool_tokens(tool):,} tokens" if tool is not None else "not loaded"
             kind = "read-only" if info.read_only else "asks first"
             lines.append(f"  {name}  {kind}, {cost}")
+        if state.status == "running":
+            from dexter.tools.mcp import tool_name
+
+            lines += [f"  {tool_name(state.name, name)}  {why}" for name, why in state.not_offered]
+        lines += [f"  note: {note}" for note in state.notes]
     if plan is not None:
         lines.append(plan.describe())
     return lines

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, cast
+from typing import Annotated
 
 import typer
 
 from dexter import __version__
+from dexter.cli.global_options import GlobalOptionsGroup, option_hint
 
 app = typer.Typer(
+    cls=GlobalOptionsGroup,  # options before a command go to the command (global_options.py)
     add_completion=False,
     invoke_without_command=True,
     no_args_is_help=False,
@@ -26,18 +28,10 @@ ModelOpt = Annotated[
     str | None, typer.Option("--model", "-m", help="Model, e.g. gpt-5.6-sol, claude-sonnet-4-6, ollama:llama3.1, provider:model.")
 ]
 ContinueOpt = Annotated[bool, typer.Option("--continue", help="Reopen the most recently used saved session.")]
+NoMemoryOpt = Annotated[bool, typer.Option("--no-memory", help="Turn persistent memory off.")]
 TrustOpt = Annotated[bool, typer.Option("--trust-workspace", help="For this run, use the options of the workspace's .env and config that widen what dexter may do (else only after `dexter trust`).")]
-
-
-def _global(ctx: typer.Context, name: str) -> object:
-    """An option given before the command (``dexter -m NAME ask``), else None."""
-    obj = ctx.find_root().obj
-    return obj.get(name) if isinstance(obj, dict) else None
-
-
-def _config(ctx: typer.Context, config: Path | None) -> Path | None:
-    """The command's ``--config``, else the one given before the command."""
-    return config or cast(Path | None, _global(ctx, "config"))
+option_hint("--trust-workspace", "It is for the interactive session and dexter ask; for "
+                                 "other commands, trust the files with `dexter trust` first.")
 
 
 def _version(value: bool) -> None:
@@ -53,25 +47,16 @@ def main_callback(
                                           help="Print the version and exit.")] = False,
     model: ModelOpt = None,
     config: ConfigOpt = None,
-    no_memory: Annotated[bool, typer.Option("--no-memory", help="Turn persistent memory off.")] = False,
+    no_memory: NoMemoryOpt = False,
     continue_: ContinueOpt = False,
     resume: Annotated[str | None, typer.Option("--resume", "-r", metavar="[ID]",
                                                help="Reopen a saved session by id (or the start of one); without an id, pick one.")] = None,
     trust_workspace: TrustOpt = False,
 ) -> None:
-    """Run with no command to open an interactive research session."""
+    """Run with no command to open an interactive research session. The options also
+    apply to a command that follows them: ``dexter --config c.toml models``."""
     if ctx.invoked_subcommand is not None:
-        if trust_workspace and ctx.invoked_subcommand != "ask":
-            from dexter.frontend import EXIT_USAGE, print_error
-
-            print_error(f"--trust-workspace is for the interactive session and dexter ask; "
-                        f"for dexter {ctx.invoked_subcommand}, trust the files with "
-                        "`dexter trust` first.")
-            raise typer.Exit(EXIT_USAGE)
-        # `dexter --no-memory ask ...`: options given before a command apply to it too.
-        ctx.obj = {"model": model, "config": config, "no_memory": no_memory,
-                   "continue": continue_, "resume": resume, "trust_workspace": trust_workspace}
-        return
+        return  # GlobalOptionsGroup moved the options onto the command
     from dexter.cli.repl_entry import start_repl
 
     raise typer.Exit(start_repl(model=model, config=config, no_memory=no_memory,
@@ -81,7 +66,6 @@ def main_callback(
 
 @app.command()
 def ask(
-    ctx: typer.Context,
     question: Annotated[str, typer.Argument(help="The research question.")],
     model: ModelOpt = None,
     max_iterations: Annotated[int | None, typer.Option("--max-iterations", min=1, help="Most model calls in the run (default 30).")] = None,
@@ -91,7 +75,7 @@ def ask(
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Also write the answer as a report: .md, .html, .pdf or .xlsx (by the extension).")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object per event instead of the live view.")] = False,
     trace: Annotated[bool, typer.Option("--trace", help="Log each context stage to stderr (also DEXTER_TRACE=1).")] = False,
-    no_memory: Annotated[bool, typer.Option("--no-memory", help="Turn persistent memory off for this run.")] = False,
+    no_memory: NoMemoryOpt = False,
     plain: Annotated[bool, typer.Option("--plain", help="Plain lines even on a terminal.")] = False,
     charts: Annotated[bool, typer.Option("--charts", help="After the answer, a compact chart of each time series the run pulled (on a full terminal only).")] = False,
     skill: Annotated[str | None, typer.Option("--skill", metavar="NAME", help="Load this skill's instructions for the run (see dexter skills).")] = None,
@@ -104,17 +88,13 @@ def ask(
     """Answer one question non-interactively and exit (0 answered, 1 failed, 2 bad usage)."""
     from dexter.cli.ask import AskOptions, run_ask
 
-    model = model if model is not None else cast(str | None, _global(ctx, "model"))
-    config = _config(ctx, config)
     options = AskOptions(
         question=question, model=model, max_iterations=max_iterations, allow=list(allow or []),
         yes=yes, config=config, output=output, json_out=json_out, trace=trace,
-        no_memory=no_memory or bool(_global(ctx, "no_memory")), plain=plain,
-        continue_=continue_ or bool(_global(ctx, "continue")),
-        resume=resume if resume is not None else cast(str | None, _global(ctx, "resume")),
+        no_memory=no_memory, plain=plain, continue_=continue_, resume=resume,
         skill=skill, charts=charts,
         max_cost=max_cost, max_tokens=max_tokens,
-        trust_workspace=trust_workspace or bool(_global(ctx, "trust_workspace")),
+        trust_workspace=trust_workspace,
     )
     raise typer.Exit(run_ask(options))
 
@@ -132,7 +112,6 @@ def replay(
 
 @app.command()
 def rerun(
-    ctx: typer.Context,
     file: Annotated[Path, typer.Argument(help="The scratchpad .jsonl file of the run to repeat.")],
     model: ModelOpt = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object per event instead of the live view.")] = False,
@@ -148,19 +127,19 @@ def rerun(
     from dexter.cli.rerun_cmd import RerunOptions, run_rerun
 
     options = RerunOptions(
-        scratchpad=file, model=model or cast(str | None, _global(ctx, "model")),
-        live_tools=live_tools, allow=list(allow or []), yes=yes, config=_config(ctx, config),
+        scratchpad=file, model=model,
+        live_tools=live_tools, allow=list(allow or []), yes=yes, config=config,
         max_iterations=max_iterations, json_out=json_out, trace=trace, plain=plain,
     )
     raise typer.Exit(run_rerun(options))
 
 
 @app.command()
-def models(config: ConfigOpt = None) -> None:
+def models(config: ConfigOpt = None, model: ModelOpt = None) -> None:
     """List providers, models, context windows and which API keys are set."""
     from dexter.cli.models_cmd import run_models
 
-    raise typer.Exit(run_models(config))
+    raise typer.Exit(run_models(config, model))
 
 
 @app.command()
@@ -197,14 +176,13 @@ def trust(
 
 @app.command()
 def sessions(
-    ctx: typer.Context,
     config: ConfigOpt = None,
     show_all: Annotated[bool, typer.Option("--all", "-a", help="List every session, not only the 20 most recent.")] = False,
 ) -> None:
     """List the saved sessions, newest first (resume one with dexter --resume ID)."""
     from dexter.cli.sessions_cmd import run_sessions
 
-    raise typer.Exit(run_sessions(_config(ctx, config), show_all=show_all))
+    raise typer.Exit(run_sessions(config, show_all=show_all))
 
 
 memory_app = typer.Typer(help="Inspect and search dexter's persistent memory.", no_args_is_help=True,
@@ -213,37 +191,37 @@ app.add_typer(memory_app, name="memory")
 
 
 @memory_app.command("list")
-def memory_list(ctx: typer.Context, config: ConfigOpt = None) -> None:
+def memory_list(config: ConfigOpt = None, no_memory: NoMemoryOpt = False) -> None:
     """List the memory files and the index status."""
     from dexter.cli.memory_cmd import run_memory
 
-    raise typer.Exit(run_memory("list", _config(ctx, config), no_memory=bool(_global(ctx, "no_memory"))))
+    raise typer.Exit(run_memory("list", config, no_memory=no_memory))
 
 
 @memory_app.command("search")
-def memory_search(ctx: typer.Context, query: Annotated[str, typer.Argument(help="What to look for.")],
-                  config: ConfigOpt = None) -> None:
+def memory_search(query: Annotated[str, typer.Argument(help="What to look for.")],
+                  config: ConfigOpt = None, no_memory: NoMemoryOpt = False) -> None:
     """Search memory (keywords, plus vectors when an embedding source is available)."""
     from dexter.cli.memory_cmd import run_memory
 
-    raise typer.Exit(run_memory("search", _config(ctx, config), query, no_memory=bool(_global(ctx, "no_memory"))))
+    raise typer.Exit(run_memory("search", config, query, no_memory=no_memory))
 
 
 @memory_app.command("show")
-def memory_show(ctx: typer.Context, file: Annotated[str, typer.Argument(help="MEMORY.md, a YYYY-MM-DD.md file, long_term or daily.")],
-                config: ConfigOpt = None) -> None:
+def memory_show(file: Annotated[str, typer.Argument(help="MEMORY.md, a YYYY-MM-DD.md file, long_term or daily.")],
+                config: ConfigOpt = None, no_memory: NoMemoryOpt = False) -> None:
     """Print one memory file."""
     from dexter.cli.memory_cmd import run_memory
 
-    raise typer.Exit(run_memory("show", _config(ctx, config), file, no_memory=bool(_global(ctx, "no_memory"))))
+    raise typer.Exit(run_memory("show", config, file, no_memory=no_memory))
 
 
 @memory_app.command("reindex")
-def memory_reindex(ctx: typer.Context, config: ConfigOpt = None) -> None:
+def memory_reindex(config: ConfigOpt = None, no_memory: NoMemoryOpt = False) -> None:
     """Rebuild the memory index from the files (the files are the source of truth)."""
     from dexter.cli.memory_cmd import run_memory
 
-    raise typer.Exit(run_memory("reindex", _config(ctx, config), no_memory=bool(_global(ctx, "no_memory"))))
+    raise typer.Exit(run_memory("reindex", config, no_memory=no_memory))
 
 
 mcp_app = typer.Typer(help="MCP servers used as tools ([mcp.servers.NAME] in the config; docs/mcp.md).",
@@ -252,12 +230,11 @@ app.add_typer(mcp_app, name="mcp")
 
 
 @mcp_app.command("list")
-def mcp_list(ctx: typer.Context, config: ConfigOpt = None, model: ModelOpt = None) -> None:
+def mcp_list(config: ConfigOpt = None, model: ModelOpt = None) -> None:
     """Start the configured MCP servers and list their status, tools and schema tokens."""
     from dexter.cli.mcp_cmd import run_mcp_list
 
-    raise typer.Exit(run_mcp_list(_config(ctx, config),
-                                  model if model is not None else cast(str | None, _global(ctx, "model"))))
+    raise typer.Exit(run_mcp_list(config, model))
 
 
 from dexter.cli.data_cmd import data_app  # noqa: E402  (typer only; runs import lazily)
@@ -296,7 +273,7 @@ def eval_main(
     from dexter.cli.eval_cmd import EvalCommand, run_eval
 
     command = EvalCommand(
-        model=model or cast(str | None, _global(ctx, "model")), config=_config(ctx, config),
+        model=model, config=config,
         max_iterations=max_iterations, json_out=json_out, plain=plain, dataset=dataset,
         judge_model=judge_model, jobs=jobs, limit=limit, type_name=type_name, out=out,
         max_cost=max_cost, allow=list(allow or []), yes=yes, retry_failed=retry_failed,

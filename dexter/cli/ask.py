@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import os
 import sys
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,6 +19,7 @@ from dexter.frontend import (
     EXIT_OK,
     EXIT_USAGE,
     CliError,
+    config_problem,
     open_settings,
     print_error,
     print_warning,
@@ -71,6 +73,9 @@ def run_ask(options: AskOptions) -> int:
             **({"memory.enabled": False} if options.no_memory else {}),
         }, trust_workspace=options.trust_workspace)
         settings = resolved.settings
+        flags = flag_problem(settings, options.allow, output=options.output)
+        if flags is not None:
+            return flags
         from dexter.cli.sessions_cmd import AskSession
 
         saved = AskSession.open(settings, latest=options.continue_, prefix=options.resume,
@@ -79,7 +84,7 @@ def run_ask(options: AskOptions) -> int:
         session = noninteractive_session(settings, options.allow, options.yes,
                                          skill=options.skill)
     except (CliError, ConfigError) as exc:
-        print_error(str(exc))
+        print_error(config_problem(exc))
         return EXIT_USAGE
     problem = check_session(session, options.allow)
     if problem is not None:
@@ -139,6 +144,28 @@ def print_charts(done: Done, question: str, conversation: Conversation) -> None:
     for chart in charts_of(report.tables):
         console.print()
         console.print(chart_view(chart))
+
+
+def flag_problem(settings: Settings, allow: list[str], *, output: Path | None = None,
+                 recorded_tools: Collection[str] = ()) -> int | None:
+    """The flags that need no session, checked before one is built (so before a missing
+    key or a server start): EXIT_USAGE, with the problem printed, for an ``--allow`` value
+    that names no tool of these settings (nor one of ``recorded_tools``) or is no rule, or
+    an ``--output`` path that would be refused; else None."""
+    from dexter.permissions.engine import allow_list_problems
+    from dexter.tools.registry import tool_names
+
+    problems = allow_list_problems([a.strip() for a in allow if a.strip()],
+                                   tool_names(settings) | set(recorded_tools))
+    if output is not None:
+        from dexter.reports.export import output_problem
+
+        refused = output_problem(output, Path.cwd(), settings.home_path)
+        problems += [refused] if refused is not None else []
+    if problems:
+        print_error("\n".join(problems))
+        return EXIT_USAGE
+    return None
 
 
 def check_session(session: Session, allow: list[str]) -> int | None:

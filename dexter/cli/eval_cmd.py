@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,6 +70,13 @@ def run_eval(command: EvalCommand) -> int:
     try:
         settings = settings_for(command.config, model=model,
                                 max_iterations=command.max_iterations)
+        from dexter.cli.ask import flag_problem
+
+        no_memory = dataclasses.replace(settings, memory=dataclasses.replace(
+            settings.memory, enabled=False))  # an eval's runs have no memory tools
+        flags = flag_problem(no_memory, command.allow)  # a typo is told before a missing key
+        if flags is not None:
+            return flags
         prepared = prepare(settings, options)
     except (CliError, ConfigError, EvalUsageError) as exc:
         print_error(str(exc))

@@ -9,7 +9,7 @@ from dexter.frontend import EXIT_USAGE, CliError, print_error, settings_for, std
 
 def run_mcp_list(config: Path | None, model: str | None = None) -> int:
     """Start each configured server, list it, stop it; returns the exit code (0, or 1
-    when a server failed)."""
+    when a server failed). What a running server did wrong is one of its lines."""
     from dexter.agent.mcp_setup import plan_mcp, report_lines, start_mcp
     from dexter.config import ConfigError
     from dexter.providers.registry import resolve_model
@@ -21,7 +21,7 @@ def run_mcp_list(config: Path | None, model: str | None = None) -> int:
         print_error(str(exc))
         return EXIT_USAGE
     failures: list[str] = []
-    manager = start_mcp(settings, report=failures.append)
+    manager = start_mcp(settings, report=failures.append, notify=lambda _line: None)
     try:
         plan = plan_mcp(manager, settings, window) if manager is not None else None
         console = stdout_console()

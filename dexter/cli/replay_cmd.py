@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from dexter.frontend import EXIT_FAILED, EXIT_OK, EXIT_USAGE, print_error, stdout_console
+from dexter.frontend import EXIT_OK, EXIT_USAGE, print_error, stdout_console
 
 
 def run_replay(path: Path, *, json_out: bool = False) -> int:
@@ -17,19 +17,25 @@ def run_replay(path: Path, *, json_out: bool = False) -> int:
     if not path.is_file():
         print_error(f"No scratchpad at {path}. Scratchpads are in ./scratchpads by default.")
         return EXIT_USAGE
+    # A file that is not a scratchpad is bad input (exit 2), as for dexter rerun.
     try:
         log = Scratchpad.read(path)
     except OSError as exc:
         print_error(f"Cannot read {path}: {exc.strerror}.")
-        return EXIT_FAILED
+        return EXIT_USAGE
     if not log.entries:
-        print_error(f"{path} holds no readable entries ({_lines(log.skipped)} corrupt).")
-        return EXIT_FAILED
+        print_error(f"{path} holds no readable entries ({_lines(log.skipped)} corrupt); it is "
+                    "not a scratchpad. Scratchpads are in ./scratchpads by default.")
+        return EXIT_USAGE
     console = stdout_console(plain=json_out)
     renderer = choose_renderer(console, json=json_out, is_terminal=console.is_terminal and not json_out)
     stats = ReplayStats()
+    example = (log.init or {}).get("example")
+    if isinstance(example, str) and example.strip():
+        _note(console, f"ⓘ {example.strip()}", json_out=json_out)
     if log.rerun_of:
-        _rerun_line(console, log.rerun_of, json_out=json_out)
+        _note(console, f"↻ Rerun of {log.rerun_of} (its tools answered from that run's "
+                       "recorded results)", json_out=json_out)
     try:
         for event in replay_events(log.entries, scratchpad=str(path), stats=stats):
             renderer.handle(event)
@@ -47,9 +53,13 @@ def run_replay(path: Path, *, json_out: bool = False) -> int:
     return EXIT_OK
 
 
-def _rerun_line(console: Any, original: str, *, json_out: bool) -> None:
-    """Say that the run was a ``dexter rerun`` (on stderr under --json: stdout is JSON)."""
-    line = f"↻ Rerun of {original} (its tools answered from that run's recorded results)"
+def _note(console: Any, line: str, *, json_out: bool) -> None:
+    """A line about the recording itself (a rerun, a scripted example) before its events,
+    its control characters shown, not sent (it comes from the file); on stderr under
+    --json, where stdout is JSON."""
+    from dexter.text import escape_controls
+
+    line = escape_controls(line)
     if json_out:
         import sys
 

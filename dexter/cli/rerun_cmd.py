@@ -52,8 +52,12 @@ def run_rerun(options: RerunOptions) -> int:
                                 max_iterations=options.max_iterations,
                                 trace=True if options.trace else None,
                                 **{"memory.enabled": False})
-        from dexter.cli.ask import noninteractive_session
+        from dexter.cli.ask import flag_problem, noninteractive_session
         from dexter.tools.registry import build_tools
+
+        flags = flag_problem(settings, options.allow, recorded_tools=recording.tool_names)
+        if flags is not None:
+            return flags
 
         # The MCP servers start too, so their tools keep their schemas and approval flags
         # and, with --live-tools, a call the recording lacks reaches the real server.

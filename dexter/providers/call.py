@@ -27,7 +27,7 @@ import os
 import random
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 
-from dexter.config import ConfigError, Settings
+from dexter.config import Settings
 from dexter.events import ProviderRetry
 from dexter.providers.adapter import SDKChatModel
 from dexter.providers.base import (
@@ -39,6 +39,7 @@ from dexter.providers.base import (
 )
 from dexter.providers.errors import RETRYABLE, ProviderError, classify_error
 from dexter.providers.registry import (
+    MissingKeyError,
     ResolvedModel,
     api_key_for,
     base_url_for,
@@ -124,11 +125,13 @@ async def generate(
         if err.kind not in RETRYABLE:
             raise _give_up(err, 0, produced) from err
         # A stream that failed before any output is tried once without streaming, unless
-        # it timed out: a server too slow to stream is no faster when asked to block.
-        fallback = use_stream and not produced and err.kind != "timeout"
+        # it timed out (a server too slow to stream is no faster when asked to block) or
+        # nothing accepted the connection (no server there answers a blocking call either).
+        fallback = use_stream and not produced and err.kind != "timeout" and not err.refused
         if not fallback:
             if retries >= max_retries:
-                raise _give_up(err, retries, produced) from err
+                # every try after the first was announced as a ProviderRetry: count those
+                raise _give_up(err, attempt, produced) from err
             retries += 1
         delay = retry_delay(err, retries if fallback else retries - 1)
         attempt += 1
@@ -151,8 +154,9 @@ def _reason(err: ProviderError, fallback: bool, produced: bool) -> str:
     """A short line for the retry notice: what failed and what happens next."""
     who = err.provider or "provider"
     status = f" (HTTP {err.status})" if err.status else ""
-    detail = f": {err.detail[:160]}" if err.detail else ""
-    text = f"{who} {_LABELS.get(err.kind, err.kind)}{status}{detail}"
+    detail = f": {err.detail[:160]}" if err.detail and not err.refused else ""
+    label = "connection refused" if err.refused else _LABELS.get(err.kind, err.kind)
+    text = f"{who} {label}{status}{detail}"
     if fallback:
         return f"{text}; retrying without streaming"
     if produced:
@@ -177,7 +181,7 @@ def create_chat_model(
     provider = resolved.provider
     key = api_key_for(provider, env)
     if key is None and provider.api_key_env is not None:
-        raise ConfigError(missing_key_message(resolved))
+        raise MissingKeyError(missing_key_message(resolved))
     base_url = base_url_for(provider, settings, env)
     adapter: type[SDKChatModel]
     if provider.kind == "anthropic":

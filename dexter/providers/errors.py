@@ -49,6 +49,9 @@ class ProviderError(Exception):
     detail: str = ""
     request_id: str = ""
     output_started: bool = False
+    refused: bool = False
+    """Nothing accepted the connection (``ECONNREFUSED``): the server is not running at
+    that address, so a blocking retry of a stream cannot help either."""
 
     def __str__(self) -> str:
         return self.message
@@ -179,6 +182,7 @@ class _Facts:
     headers: Mapping[str, str] | None
     request_id: str
     exc_names: frozenset[str]
+    refused: bool = False
 
 
 def _error_dict(body: Any) -> dict[str, Any]:
@@ -221,10 +225,28 @@ def _facts(exc: BaseException) -> _Facts:
         except AttributeError:
             request_id = ""
     names = frozenset(cls.__name__ for cls in type(exc).__mro__)
+    refused = _refused(exc)
     if status == 200 or (status is None and err_type in _ANTHROPIC_TYPE_STATUS):
         # A mid-stream error event: classify by the error type in the body.
         status = _ANTHROPIC_TYPE_STATUS.get(str(err_type), 500)
-    return _Facts(status, str(code), str(err_type), text, headers, str(request_id), names)
+    return _Facts(status, str(code), str(err_type), text, headers, str(request_id), names,
+                  refused)
+
+
+_REFUSED_TEXT = re.compile(r"connection refused|errno 111\b|ECONNREFUSED", re.IGNORECASE)
+
+
+def _refused(exc: BaseException) -> bool:
+    """Whether the connection was refused, anywhere in the exception's chain (the SDKs
+    wrap httpx's ``ConnectError``, which wraps the ``ConnectionRefusedError``)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, ConnectionRefusedError) or _REFUSED_TEXT.search(str(current)):
+            return True
+        current = current.__cause__ or current.__context__
+    return False
 
 
 _TIMEOUT_NAMES = frozenset({"APITimeoutError", "TimeoutException", "TimeoutError", "ReadTimeout",
@@ -293,7 +315,8 @@ def _http(status: int | None) -> str:
 
 
 def _message(kind: ErrorKind, who: str, model: str, key_env: str | None, status: int | None,
-             retry_after: float | None, detail: str, base_url: str) -> str:
+             retry_after: float | None, detail: str, base_url: str,
+             refused: bool = False) -> str:
     model_part = f" for model {model}" if model else ""
     key_where = f"the key in {key_env}" if key_env else "the configured credentials"
     if kind == "context_overflow":
@@ -325,6 +348,10 @@ def _message(kind: ErrorKind, who: str, model: str, key_env: str | None, status:
     if kind == "timeout":
         return (f"The request to {who}{model_part} timed out. Try again, or raise "
                 "connect_timeout, first_byte_timeout or request_timeout in the config.")
+    if kind == "connection" and refused:
+        where = f"the server at {base_url}" if base_url else f"{who}'s server"
+        return (f"Connection refused: is {where} running? Start it (for Ollama: ollama serve), "
+                "or check the provider's base URL, then try again.")
     if kind == "connection":
         where = f" at {base_url}" if base_url else ""
         return (f"Lost the connection to {who}{where} ({detail or 'network error'}). Check your "
@@ -342,10 +369,13 @@ def _build(facts: _Facts, provider_display: str, model: str, key_env: str | None
     who = provider_display or "The provider"
     retry_after = parse_retry_after(facts.headers)
     detail = scrub_secrets(" ".join(facts.text.split())[:1000], env)
-    message = _message(kind, who, model, key_env, facts.status, retry_after, detail, base_url)
+    refused = kind == "connection" and facts.refused
+    message = _message(kind, who, model, key_env, facts.status, retry_after, detail, base_url,
+                       refused)
     return ProviderError(
         kind=kind, message=scrub_secrets(message, env), provider=provider_display, model=model,
         status=facts.status, retry_after=retry_after, detail=detail, request_id=facts.request_id,
+        refused=refused,
     )
 
 

@@ -377,6 +377,11 @@ def base_url_for(provider: ProviderInfo, settings: Settings, env: Mapping[str, s
     return url
 
 
+class MissingKeyError(ConfigError):
+    """The chosen provider's API key is not set (a configuration error, exit 2); front ends
+    add what can be done without one (``frontend.without_a_key``)."""
+
+
 def missing_key_message(resolved: ResolvedModel) -> str:
     """What to tell the user when the provider's key is not set."""
     provider = resolved.provider
@@ -384,9 +389,7 @@ def missing_key_message(resolved: ResolvedModel) -> str:
     return (
         f"No API key for {provider.display_name} (model {resolved.name}). Set {var} in a .env "
         f"file in this directory or export it in your shell (export {var}=...), then run "
-        "again. Or pick another model with --model. Without any key, 'dexter data' reads "
-        "the data itself: statements, segments, filings, insider trades, 13F holdings "
-        "(try: dexter data statements AAPL)."
+        "again. Or pick another model with --model."
     )
 
 

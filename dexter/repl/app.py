@@ -50,6 +50,7 @@ from dexter.agent.queue import MessageQueue
 from dexter.agent.sessions import SessionRecord, resume_line
 from dexter.config import Settings
 from dexter.config_trust import ConfigWatch
+from dexter.frontend import EXIT_USAGE
 from dexter.messages import Message
 from dexter.providers.registry import ModelInfo
 from dexter.render.live import LiveRenderer
@@ -355,7 +356,9 @@ class Repl:
                     await self._read_and_submit()
             finally:
                 await self._shutdown()
-        return self.exit_code
+        # No model could run when the session ended (a missing key never fixed with
+        # /model): a configuration error, exit 2 as for every other front end.
+        return EXIT_USAGE if self.problem and self.exit_code == 0 else self.exit_code
 
     def _argument_values(self, command: str) -> list[str]:
         return argument_values(self, command)
@@ -448,11 +451,13 @@ class Repl:
     async def run_lines(self, stream: IO[str]) -> int:
         """Read one question (or command) per line until EOF or ``exit``; print plain lines.
 
-        Returns 0 when every run answered, 1 when one failed.
+        Returns 0 when every run answered, 1 when one failed, and 2 at once, before reading
+        anything, when no model can run (a missing key): no line could be answered.
         """
-        self.open_session()
-        if self.problem:
+        if not self.open_session():
             self.warn(self.problem)
+            await self.core.aclose()
+            return EXIT_USAGE
         self._show_resumed()
         failed = False
         try:

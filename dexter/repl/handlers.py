@@ -363,13 +363,9 @@ async def model_command(repl: ReplLike, arg: str) -> None:
 
 async def models_command(repl: ReplLike, _arg: str) -> None:
     """``/models``: every known model, its window and whether its key is set."""
-    table = Table(show_edge=False, pad_edge=False)
-    for column, justify in (("Provider", "left"), ("Model", "left"), ("Context", "right"),
-                            ("Key", "left"), ("", "left")):
-        table.add_column(column, justify=justify)  # type: ignore[arg-type]
-    for row in model_rows(repl.settings):
-        table.add_row(*row)
-    repl.print(table)
+    from dexter.frontend import models_table
+
+    repl.print(models_table(model_rows(repl.settings), repl.console, box=False))
     repl.note(f"Current model: {repl.settings.model}. Switch with /model NAME.")
 
 

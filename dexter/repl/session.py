@@ -141,7 +141,8 @@ class ReplSession:
             )
         except ConfigError as exc:
             self.session = None
-            self.problem = key_problem(str(exc), self._missing_key_var())
+            self.problem = key_problem(str(exc), self._missing_key_var(),
+                                       interactive=self._interactive)
             return False
         if frozen is None:
             self._recall = (session.recalled, session.memory_text)

@@ -87,17 +87,24 @@ def intro(info: IntroInfo) -> RenderableType:
     return Group(*lines)
 
 
-def key_problem(message: str, env_var: str | None) -> str:
-    """Guidance for a model that cannot run: the problem, how to set the key, /model."""
+def key_problem(message: str, env_var: str | None, *, interactive: bool = True) -> str:
+    """Guidance for a model that cannot run: the problem, how to set the key, and how to
+    switch model (``/model`` in a session; ``--model`` for piped input, which is not read)."""
     if not env_var:
+        if not interactive:
+            return f"{message}\nFix the configuration (or pick a model with --model) and run again."
         return f"{message}\nSwitch with /model, or fix the configuration and restart."
+    from dexter.frontend import without_a_key
+
+    hint = without_a_key()
+    switch = ("then restart dexter, or pick a provider whose key is set with /model."
+              if interactive else
+              "then run dexter again, or pick a provider whose key is set with --model.")
     return (
         f"No API key: {env_var} is not set.\n"
         f"Add this line to a .env file in this folder (or export it in your shell):\n"
         f"  {env_var}=your-key-here\n"
-        "then restart dexter, or pick a provider whose key is set with /model.\n"
-        "No key at all? 'dexter data' needs none: statements, segments, filings, insider "
-        "trades, 13F holdings (e.g. dexter data statements AAPL)."
+        + switch + (f"\n{hint}" if hint else "")
     )
 
 

@@ -284,6 +284,13 @@ def skill_rows(catalog: SkillCatalog, cwd: Path | None = None) -> list[tuple[str
 
 
 def locations_text(catalog: SkillCatalog) -> str:
-    """One line naming where skills are looked for, lowest priority first."""
+    """One line naming where skills are looked for, lowest priority first; a folder that
+    two locations share (``DEXTER_HOME`` is ``./.dexter`` by default, the project's
+    folder too) is named once, with both."""
+    shared: dict[str, tuple[list[str], Path]] = {}
+    for source, folder in catalog.searched:
+        sources, _ = shared.setdefault(os.path.realpath(folder), ([], folder))
+        sources.append(source)
     return "Skills are looked for in " + "; ".join(
-        f"{source}: {folder}" for source, folder in catalog.searched) + " (later ones win)."
+        f"{' and '.join(sources)}: {folder}" for sources, folder in shared.values()
+    ) + " (later ones win)."

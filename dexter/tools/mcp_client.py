@@ -22,9 +22,12 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TextIO
+from typing import Any, Literal
 
 from dexter.config import McpServerSettings, McpSettings
+from dexter.secrets import credential_values, scrub, secret_values
+from dexter.text import escape_controls
+from dexter.tools.mcp_log import CURRENT, ServerLog, route_sdk_logs
 
 Status = Literal["not started", "running", "failed", "stopped"]
 MAX_RESTARTS = 1
@@ -57,6 +60,11 @@ class ServerState:
     status: Status = "not started"
     error: str = ""
     tools: list[McpToolInfo] = field(default_factory=list)
+    not_offered: list[tuple[str, str]] = field(default_factory=list)
+    """Listed tools dexter does not offer, each with the reason (a task-only tool)."""
+    notes: list[str] = field(default_factory=list)
+    """What the server did that the user should know, each said once (a non-MCP line)."""
+    log: ServerLog | None = None
     reported: bool = False
     was_running: bool = False
     """It started once, so a failure now means it died (and may be restarted)."""
@@ -99,10 +107,16 @@ def _describe(exc: BaseException) -> str:
 
 class McpManager:
     """The configured MCP servers of one session: started together by :meth:`start`,
-    stopped by :meth:`close`."""
+    stopped by :meth:`close`.
+
+    ``report`` gets the one line about a server that failed or died; ``notify`` (default:
+    ``report``) a line about what a running server did wrong. Both, and every reason kept
+    in ``servers``, are scrubbed of secrets (the environment's and those the servers'
+    ``env`` and ``headers`` carry) and have their control characters escaped."""
 
     def __init__(self, settings: McpSettings, *, log_dir: Path | None = None,
                  report: Callable[[str], None] | None = None,
+                 notify: Callable[[str], None] | None = None,
                  env: dict[str, str] | None = None,
                  writable: Sequence[Path] = ()) -> None:
         """``writable``: the folders commands may write; a server's program given by name
@@ -112,11 +126,15 @@ class McpManager:
         self.servers = {name: ServerState(name, cfg) for name, cfg in settings.servers.items()}
         self._log_dir = log_dir
         self._report = report or (lambda line: print(line, file=sys.stderr))
+        self._notify = notify or self._report
         self._env = dict(os.environ) if env is None else dict(env)
+        self._secrets = secret_values(self._env, self._configured_secrets())
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
-        self._logs = contextlib.ExitStack()
         self._lock = threading.Lock()
+        for state in self.servers.values():
+            path = log_dir / f"{state.name}.log" if log_dir is not None else None
+            state.log = ServerLog(path, self._scrubbed)
 
     # -- lifecycle ----------------------------------------------------------------------
 
@@ -126,6 +144,7 @@ class McpManager:
         with self._lock:
             if self._loop is not None or not self.servers:
                 return
+            route_sdk_logs()
             self._loop = asyncio.new_event_loop()
             self._thread = threading.Thread(target=self._loop.run_forever, name="dexter-mcp",
                                             daemon=True)
@@ -151,8 +170,9 @@ class McpManager:
         loop.call_soon_threadsafe(loop.stop)
         if thread is not None:
             thread.join(5)
-        with contextlib.suppress(OSError):
-            self._logs.close()
+        for state in self.servers.values():
+            if state.log is not None:
+                state.log.close()
 
     @property
     def tools(self) -> list[McpToolInfo]:
@@ -198,13 +218,14 @@ class McpManager:
 
             if isinstance(exc, MCPError) and exc.code != CONNECTION_CLOSED:
                 # the server answered with an error: it is still alive
-                raise McpError(f"MCP server '{state.name}': {tool} failed: {exc}") from None
+                raise McpError(self.clean(f"MCP server '{state.name}': {tool} failed: "
+                                          f"{exc}")) from None
             why = f"the connection failed: {_describe(exc)}{self._log_tail(state)}"
             self._fail(state, why)
             if state.restartable:
-                raise McpError(f"MCP server '{state.name}' stopped during {tool} ({why}). "
-                               f"It is restarted once when one of its tools is called "
-                               f"again; {tool} was not retried.") from None
+                raise McpError(f"MCP server '{state.name}' stopped during {tool} "
+                               f"({state.error}). It is restarted once when one of its tools "
+                               f"is called again; {tool} was not retried.") from None
             raise McpError(self.unavailable(state.name)) from None
 
     async def _restart(self, state: ServerState) -> None:
@@ -286,12 +307,21 @@ class McpManager:
         from mcp.client.session import ClientSession
 
         assert state.ready is not None and state.stop is not None
+        log = state.log
+        CURRENT.set(log)  # the SDK's records from this task (and those it starts) go there
+        if log is not None:
+            log.start(self.clean(state.config.url or " ".join(
+                [state.config.command, *state.config.args])))
         try:
             async with contextlib.AsyncExitStack() as stack:
                 read, write = await stack.enter_async_context(self._transport(state))
-                session = await stack.enter_async_context(ClientSession(read, write))
+                if log is not None:
+                    log.release_sink()  # the process runs: it holds its own stderr
+                session = await stack.enter_async_context(ClientSession(
+                    read, write, message_handler=self._on_message(state),
+                    logging_callback=self._on_server_log(state)))
                 await session.initialize()
-                state.tools = await self._list_tools(state.name, session)
+                state.tools, state.not_offered = await self._list_tools(state.name, session)
                 state.session, state.status = session, "running"
                 state.was_running = True
                 state.ready.set()
@@ -308,6 +338,23 @@ class McpManager:
                 state.status = "stopped"
             state.ready.set()
 
+    def _on_message(self, state: ServerState) -> Any:
+        """What the session hands over besides replies: a transport fault (a line on the
+        server's stdout that is not JSON-RPC) is said once; the SDK logged the details."""
+        async def handle(message: Any) -> None:
+            if isinstance(message, Exception):
+                where = f" (see {state.log.path})" if state.log and state.log.path else ""
+                self._note(state, f"MCP server '{state.name}' wrote something that is not "
+                                  f"MCP to its stdout; dexter ignored it{where}.")
+        return handle
+
+    @staticmethod
+    def _on_server_log(state: ServerState) -> Any:
+        async def handle(params: Any) -> None:
+            if state.log is not None:
+                state.log.write(f"[server log, {params.level}] {params.data}")
+        return handle
+
     def _transport(self, state: ServerState) -> contextlib.AbstractAsyncContextManager[Any]:
         cfg = state.config
         if cfg.url:
@@ -321,7 +368,10 @@ class McpManager:
         env = {k: expand_vars(v, self._env) for k, v in cfg.env.items()}
         params = StdioServerParameters(command=self._program(cfg.command), args=list(cfg.args),
                                        env=env or None)
-        return stdio_client(params, errlog=self._open_log(state))
+        log = state.log
+        errlog = log.stderr_sink() if log is not None and log.path is not None \
+            else open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 (the child's)
+        return stdio_client(params, errlog=errlog)
 
     def _program(self, command: str) -> str:
         """The program to start for ``command``: a path as given; a name looked up on
@@ -342,15 +392,24 @@ class McpManager:
                            "program's full path in the config if that is the one you mean")
         return command
 
-    async def _list_tools(self, server: str, session: Any) -> list[McpToolInfo]:
+    async def _list_tools(self, server: str,
+                          session: Any) -> tuple[list[McpToolInfo], list[tuple[str, str]]]:
+        """The tools the server lists that dexter offers, and those it does not, with why:
+        a tool whose ``execution.taskSupport`` is ``required`` answers a plain call only
+        with -32601, and dexter does not make task-augmented calls."""
         from mcp_types import PaginatedRequestParams
 
         found: list[McpToolInfo] = []
+        skipped: list[tuple[str, str]] = []
         cursor: str | None = None
         for _ in range(100):  # pages
             params = PaginatedRequestParams(cursor=cursor) if cursor else None
             listed = await session.list_tools(params=params)
             for tool in listed.tools:
+                execution = getattr(tool, "execution", None)
+                if getattr(execution, "task_support", None) == "required":
+                    skipped.append((tool.name, TASK_ONLY))
+                    continue
                 notes = tool.annotations
                 schema = tool.input_schema if isinstance(tool.input_schema, dict) else {}
                 found.append(McpToolInfo(
@@ -361,36 +420,60 @@ class McpManager:
             cursor = listed.next_cursor
             if not cursor:
                 break
-        return found
+        return found, skipped
 
     # -- reporting ------------------------------------------------------------------------
 
     def _fail(self, state: ServerState, why: str) -> None:
-        state.status, state.error = "failed", why
+        state.status, state.error = "failed", self.clean(why)
         if not state.reported:
             state.reported = True
-            line = (f"MCP server '{state.name}' stopped: {why}; it is restarted once when its "
-                    f"tools are next called." if state.restartable else
-                    f"MCP server '{state.name}' {why}; its tools are unavailable.")
+            line = (f"MCP server '{state.name}' stopped: {state.error}; it is restarted once "
+                    f"when its tools are next called." if state.restartable else
+                    f"MCP server '{state.name}' {state.error}; its tools are unavailable.")
             with contextlib.suppress(Exception):
                 self._report(line)
 
-    def _open_log(self, state: ServerState) -> TextIO:
-        """Where a stdio server's stderr goes (kept off the terminal): a file per server."""
-        path = Path(os.devnull)
-        if self._log_dir is not None:
-            self._log_dir.mkdir(parents=True, exist_ok=True)
-            path = self._log_dir / f"{state.name}.log"
-        return self._logs.enter_context(open(path, "w", encoding="utf-8"))  # closed in close()
+    def _note(self, state: ServerState, line: str) -> None:
+        """Say ``line`` about a running server once per session."""
+        line = self.clean(line)
+        if line in state.notes:
+            return
+        state.notes.append(line)
+        with contextlib.suppress(Exception):
+            self._notify(line)
 
     def _log_tail(self, state: ServerState) -> str:
         """The last line the server wrote to stderr, as ``(stderr: ...)``, if any."""
-        if self._log_dir is None or state.config.url:
+        if state.log is None or state.config.url:
             return ""
-        try:
-            lines = (self._log_dir / f"{state.name}.log").read_text(
-                encoding="utf-8", errors="replace").strip().splitlines()
-        except OSError:
-            return ""
-        return f" (stderr: {lines[-1].strip()[:200]})" if lines else ""
+        line = state.log.tail()
+        return f" (stderr: {line[:200]})" if line else ""
 
+    # -- secrets --------------------------------------------------------------------------
+
+    def _configured_secrets(self) -> list[str]:
+        """The secret values the servers are given (``env`` and ``headers``, expanded),
+        and the token of an ``Authorization: Bearer ...`` header."""
+        found: list[str] = []
+        for state in self.servers.values():
+            pairs = {**state.config.env, **state.config.headers}
+            for name, raw in pairs.items():
+                value = expand_vars(raw, self._env)
+                found += credential_values(name, value)
+                if name.lower() == "authorization" and " " in value.strip():
+                    found += credential_values(name, value.split()[-1])
+        return found
+
+    def _scrubbed(self, text: str) -> str:
+        return scrub(text, self._secrets, key_shaped=True)
+
+    def clean(self, text: str) -> str:
+        """``text`` from or about a server as dexter may print it: no secret (the
+        environment's, the servers' configured ones, anything key-shaped), no control
+        character but newline and tab."""
+        return escape_controls(self._scrubbed(text))
+
+
+TASK_ONLY = ("not offered: it must be called as a task (execution.taskSupport = required), "
+             "which dexter does not do")

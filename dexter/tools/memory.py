@@ -133,6 +133,9 @@ class MemoryUpdateTool(_MemoryTool[MemoryUpdateParams]):
         return format_result({"success": True, "file": result.file, "message": result.message})
 
 
+MEMORY_TOOLS = (MemorySearchTool, MemoryGetTool, MemoryUpdateTool)
+
+
 def memory_tools(manager: MemoryManager) -> list[Tool[Any]]:
     """The three memory tools bound to ``manager``."""
-    return [MemorySearchTool(manager), MemoryGetTool(manager), MemoryUpdateTool(manager)]
+    return [cls(manager) for cls in MEMORY_TOOLS]

@@ -54,3 +54,15 @@ def build_tools(
     tools.extend(t for t in shell_tools() if interactive or t.name != "ask_user_question")
     tools.append(SubagentTool(tools))
     return tools
+
+
+def tool_names(settings: Settings, *, interactive: bool = False) -> set[str]:
+    """The names of the built-in tools a session with ``settings`` offers (the memory tools
+    when memory is on), found without building one: ``--allow`` is checked against them
+    before a missing key could stop the command."""
+    names = {tool.name for tool in build_tools(settings, interactive=interactive)}
+    if settings.memory.enabled:
+        from dexter.tools.memory import MEMORY_TOOLS
+
+        names |= {cls.name for cls in MEMORY_TOOLS}
+    return names
