@@ -39,6 +39,8 @@ SPECS: dict[str, tuple[str, str, dict[str, Any]]] = {
                          {"ticker": "AAPL", "period": "annual", "limit": 3}),
     "AAPL-10k": ("read_filings", "read_10k_items",
                  {"ticker": "AAPL", "items": ["Item-7", "Item-8"], "fiscal_year": 2024}),
+    "AAPL-10k-item7": ("read_filings", "read_10k_items",
+                       {"ticker": "AAPL", "items": ["Item-7"], "fiscal_year": 2024}),
     "TSLA-income-annual": ("get_financials", "get_income_statements",
                            {"ticker": "TSLA", "period": "annual", "limit": 6}),
     "TSLA-balance-annual": ("get_financials", "get_balance_sheets",

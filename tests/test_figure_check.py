@@ -430,3 +430,76 @@ def test_a_filing_states_its_fiscal_calendar() -> None:
         == (2023, 1)
     apple = calendar_in(html_to_text(APPLE_10Q.read_text(encoding="utf-8")))
     assert apple is not None and apple.quarter(dt.date(2025, 6, 28)) == 3
+
+
+# -- the example run's figures (dexter/testing/example_run.py, on the real SEC data) ----------
+
+def _calculation(ledger: SourceLedger, expression: str, result: float) -> None:
+    """A calculator result as the executor adds it (the tool's JSON, the expression)."""
+    ledger.add("calculator", {"expression": expression}, json.dumps(
+        {"expression": expression, "result": result, "formatted": f"{result:.9f}"}),
+        kind="calculation", expression=expression)
+
+
+def test_a_decline_written_down_is_the_calculators_magnitude_on_figures_read_in_millions(
+        outputs: dict[str, ToolOutput]) -> None:
+    # the model reads S1's 96,995,000,000 and 93,736,000,000 as 96995 and 93736 (millions);
+    # Item 7 alone has neither, so only S1 at another scale grounds the calculation
+    ledger = ledger_for(["AAPL-income-annual", "AAPL-10k-item7"], outputs)
+    _calculation(ledger, "(391035 - 383285) / 383285 * 100", 2.021994077514121)
+    _calculation(ledger, "(96995 - 93736) / 96995 * 100", 3.3599670086086912)
+    _calculation(ledger, "(96990 - 93736) / 96990 * 100", 3.354984018970)  # 96990: no source
+    answer = ("- **Revenue** rose from $383.3 billion to $391.0 billion [S1], up 2.02% [S3].\n"
+              "- **Net income** fell from $97.0 billion to $93.7 billion [S1], down 3.36% "
+              "[S4].\n- Net income fell 3.35% [S5].")
+    figures = verify_answer(answer, ledger).figures
+    assert [(f.claim.text, f.status, f.reason) for f in figures if "%" in f.claim.text] == [
+        ("2.02%", "supported", "from the calculation [S3]"),
+        ("3.36%", "supported", "from the calculation [S4]"),
+        ("3.35%", "unsupported", "3.35% is in none of the cited sources [S5] nor any other")]
+
+
+def test_a_decline_in_a_table_cell_is_derived_from_the_cells_and_a_rise_is_not(
+        outputs: dict[str, ToolOutput]) -> None:
+    ledger = ledger_for(["AAPL-income-annual"], outputs)
+    table = ("Apple, fiscal 2023 to fiscal 2024 [S1]:\n\n| | FY2023 | FY2024 | change |\n"
+             "|---|---|---|---|\n| Revenue | $383.3B | $391.0B | up 2.02% |\n"
+             "| Net income | $97.0B | $93.7B | {} 3.36% |\n")
+    down = {f.claim.text: f for f in verify_answer(table.format("down"), ledger).figures}
+    assert (down["3.36%"].status, down["3.36%"].reason) == (
+        "derived", "net income fell 3.4% from FY2023 to FY2024 [S1]; recomputed from the cells")
+    assert down["2.02%"].status == "derived"
+    up = {f.claim.text: f for f in verify_answer(table.format("up"), ledger).figures}
+    assert up["3.36%"].status == "unsupported"  # net income fell: "up" is wrong
+    assert statuses(ledger, "Net income fell from $97.0 billion to $93.7 billion [S1], down "
+                            "3.36% [S1].") == [("$97.0 billion", "supported"),
+                                               ("$93.7 billion", "supported"),
+                                               ("3.36%", "derived")]
+
+
+def test_a_rate_row_of_a_table_in_millions_holds_percentages(
+        outputs: dict[str, ToolOutput]) -> None:
+    # the filing's text keeps "Effective tax rate | 24.1 | 14.7 | 16.2" without its "%"
+    # cells, under "(dollars in millions)": the row is percentages, never $24.1 million
+    rows = source_quantities(
+        "Provision for income taxes, effective tax rate and statutory federal income tax "
+        "rate for 2024, 2023 and 2022 were as follows (dollars in millions):\n\n"
+        "2024 | 2023 | 2022\nProvision for income taxes | 29,749 | 16,741 | 19,300\n"
+        "Effective tax rate | 24.1 | 14.7 | 16.2\n"
+        "Statutory federal income tax rate | 21 | 21 | 21\n")
+    assert [(q.value, q.percent) for q in rows] == [
+        (29_749e6, False), (16_741e6, False), (19_300e6, False), (24.1, True), (14.7, True),
+        (16.2, True), (21.0, True), (21.0, True), (21.0, True)]
+    ledger = ledger_for(["AAPL-income-annual", "AAPL-10k-item7"], outputs)
+    found = [(f.claim.text, f.status, f.reason) for f in verify_answer(
+        "Net income fell even though revenue grew: the 10-K says the effective tax rate rose "
+        "to 24.1% from 14.7%, due primarily to a one-time income tax charge of $10.2 "
+        "billion, net, related to the State Aid Decision [S2].", ledger).figures]
+    assert found[:2] == [("24.1%", "supported", "Effective tax rate, 2024 in [S2]"),
+                         ("14.7%", "supported", "Effective tax rate, 2023 in [S2]")]
+    assert statuses(ledger, "The effective tax rate rose from 14.7% to 24.1% [S2].") == [
+        ("14.7%", "supported"), ("24.1%", "supported")]
+    assert statuses(ledger, "The effective tax rate rose to 24.1% from 15.7% [S2].") == [
+        ("24.1%", "supported"), ("15.7%", "unsupported")]
+    assert statuses(ledger, "The provision for income taxes was $24.1 million [S2].")[0][1] \
+        != "supported"

@@ -253,6 +253,9 @@ _SHARE_AFTER = re.compile(r"\s*(?:\[[^\]]*\]\s*)?of\s+(?:the\s+|its\s+|total\s+|
 _RESPECTIVELY = re.compile(r"\brespectively\b", re.IGNORECASE)
 _BRACKETED = re.compile(r"\[[^\]]*\]")
 _CLAUSE_WORD = re.compile(r"[A-Za-z][\w&'’-]*")
+# a percentage compared with another as levels: "to 24.1% from 14.7%", "from 14.7% to 24.1%"
+_LEVEL_PAIR = re.compile(r"\bto\s+[-+]?\d[\d,.]*\s*%\s+from\s+[-+]?\d[\d,.]*\s*%"
+                         r"|\bfrom\s+[-+]?\d[\d,.]*\s*%\s+to\s+[-+]?\d[\d,.]*\s*%")
 _GROWTH_HEADER = re.compile(r"growth|change|yoy|y/y|vs\.?|increase|decrease|chg|\bδ")
 _CHANGE_HEADER = re.compile(r"\bchange\b|\bdiff|\bδ|\bchg\b|increase|decrease")
 # a full stop before the next sentence's start, or line breaks (one first character, so a
@@ -722,6 +725,10 @@ def _role(answer: str, lowered: str, claim: Claim, unit_start: int, c_start: int
         if direction or _change_said(window, found):
             if _to_last(last):
                 return "level", direction  # "rose to 46.2%"
+            if _base_last(last) and _LEVEL_PAIR.search(
+                    f"{' '.join(before)} {claim.text}"
+                    f"{answer[claim.end:claim.end + 24]}".lower()):
+                return "level", direction  # "rose to 24.1% from 14.7%", "from 14.7% to 24.1%"
             lowered = claim.text.lower()
             points = "point" in lowered or "bp" in lowered or "pp" in lowered or \
                 "pt" in lowered
@@ -1025,7 +1032,10 @@ def _read_cell(answer: str, claim: Claim, index: int, cell: _Cell, unit: tuple[i
     metric_text = ""
     qualified = False
     role: Role = "level"
-    direction = 0
+    # the cell's own words say which way a change went ("down 3.36%")
+    a, b = cell.span
+    direction = _direction_of(_WORDS_OF.findall(
+        f"{answer[a:claim.start]} {answer[claim.end:b]}".lower()))
     header_low = f"{cell.header} {cell.row}".lower()
     if claim.kind == "percent" and _GROWTH_HEADER.search(header_low):
         role = "cagr" if "cagr" in header_low else "growth"

@@ -57,6 +57,11 @@ LOW_PRECISION = 2
 """Figures of at most this many significant digits are easy to find by chance."""
 _CHANGE_COLUMN = re.compile(r"change|growth|%|increase|decrease", re.IGNORECASE)
 _SHARE_ROW = re.compile(r"percent|% of|share", re.IGNORECASE)
+_INPUT_SCALES = (1e3, 1e6, 1e9)
+"""The scales a calculation's input may be read at: a source's dollars in thousands,
+millions or billions."""
+_RESCALED_DIGITS = 4
+"""The significant digits a calculation's input needs to be matched at another scale."""
 _CALC_SCALES = tuple(10.0 ** (3 * k) for k in (0, 1, 2, 3, 4, -1, -2, -3, -4))
 
 
@@ -700,6 +705,13 @@ def _input_sources(claim: Claim, index: EvidenceIndex, grounded: Sequence[Source
     found = {e.source for e in index.around(claim.value - tolerance, claim.value + tolerance)}
     found |= {e.source for e in index.written_around(claim.written - tolerance,
                                                      claim.written + tolerance)}
+    if claim.bare and claim.digits >= _RESCALED_DIGITS:
+        # "96995" for a statement's 96,995,000,000: the figure read in millions (or
+        # thousands, billions); enough digits that a chance match is not one
+        for scale in _INPUT_SCALES:
+            found |= {e.source for e in index.around((claim.value - tolerance) * scale,
+                                                     (claim.value + tolerance) * scale)
+                      if e.kind != "percent"}
     for source in grounded:
         if source.has_number(claim.value - tolerance, claim.value + tolerance):
             found.add(source.id)
