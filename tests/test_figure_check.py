@@ -471,6 +471,9 @@ def test_a_decline_in_a_table_cell_is_derived_from_the_cells_and_a_rise_is_not(
     assert down["2.02%"].status == "derived"
     up = {f.claim.text: f for f in verify_answer(table.format("up"), ledger).figures}
     assert up["3.36%"].status == "unsupported"  # net income fell: "up" is wrong
+    wrong_way = table.replace("up 2.02%", "down 2.02%").format("down")
+    assert {f.claim.text: f.status for f in verify_answer(wrong_way, ledger).figures}[
+        "2.02%"] == "unsupported"  # revenue grew: "down" is wrong (read as "2.02%" before)
     assert statuses(ledger, "Net income fell from $97.0 billion to $93.7 billion [S1], down "
                             "3.36% [S1].") == [("$97.0 billion", "supported"),
                                                ("$93.7 billion", "supported"),
@@ -490,6 +493,14 @@ def test_a_rate_row_of_a_table_in_millions_holds_percentages(
     assert [(q.value, q.percent) for q in rows] == [
         (29_749e6, False), (16_741e6, False), (19_300e6, False), (24.1, True), (14.7, True),
         (16.2, True), (21.0, True), (21.0, True), (21.0, True)]
+    # Tesla's reconciliation (in millions): an amount at a rate is money
+    reconciliation = source_quantities(
+        "(in millions)\n\n2024 | 2023 | 2022\nTax at statutory federal rate | 1,887 | 2,094 "
+        "| 2,881\nEffect of a change in tax rate | (12) | 4 | 9\nRisk-free interest rate | "
+        "3.92 | 3.90 | 3.11\n")
+    assert [(q.value, q.percent) for q in reconciliation] == [
+        (1_887e6, False), (2_094e6, False), (2_881e6, False), (-12e6, False), (4e6, False),
+        (9e6, False), (3.92, True), (3.90, True), (3.11, True)]
     ledger = ledger_for(["AAPL-income-annual", "AAPL-10k-item7"], outputs)
     found = [(f.claim.text, f.status, f.reason) for f in verify_answer(
         "Net income fell even though revenue grew: the 10-K says the effective tax rate rose "

@@ -48,9 +48,13 @@ _PERCENT_HEADER = re.compile(r"^\s*(?:%|percent|pct\.?|% change|change|change \(
                              r"% of .*|percentage.*)\s*$", re.IGNORECASE)
 _PERCENT_LABEL = re.compile(r"percentage|percent\b|%|\bmargin rate\b", re.IGNORECASE)
 # a row that names a rate ("Effective tax rate", "Statutory federal income tax rate") holds
-# percentages even where the filing's text lost the "%" cells: never the table's money scale
+# percentages even where the filing's text lost the "%" cells: never the table's money scale;
+# an amount at or of a rate ("Tax at statutory federal rate", "Effect of a change in tax
+# rate") is money
 _RATE_LABEL = re.compile(r"(?<!exchange )(?<!conversion )\brates?\s*(?:\(\d\)|\[\d\])?\s*$",
                          re.IGNORECASE)
+_AMOUNT_AT_RATE = re.compile(r"\b(?:at|of|by|on|from|using|computed|impact|effect)\b",
+                             re.IGNORECASE)
 _YEAR_CELL = re.compile(r"^\s*(?:FY\s*)?(?:19|20)\d{2}\s*$", re.IGNORECASE)
 
 
@@ -239,7 +243,8 @@ class _Table:
         elif per_share_exempt and re.search(r"per[\s-](?:diluted\s+|basic\s+)?share",
                                             context_label):
             row_scale = 1.0
-        row_percent = bool(_PERCENT_LABEL.search(row_label) or _RATE_LABEL.search(label))
+        row_percent = bool(_PERCENT_LABEL.search(row_label)) or (
+            bool(_RATE_LABEL.search(label)) and not _AMOUNT_AT_RATE.search(label))
         shown = [c for c in values if c and c not in ("$", "%", "US$")]
         heads = self._heads(len(cells), len(shown))
         out: list[Quantity] = []
