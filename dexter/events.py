@@ -289,7 +289,9 @@ class Verification(Event):
 
     ``final`` is false for the check that sent the model back to fix its answer (the
     repair turn); the last check of a run is final and is also in ``done.verification``.
-    ``unsupported`` lists ``{text, value, start, end}``: offsets into the answer.
+    ``unsupported`` lists every figure that failed as ``{text, value, start, end, status,
+    reason}`` (offsets into the answer); ``figures`` every figure with its status, reason,
+    source and table cell; ``counts`` the figures per status.
     """
 
     type: ClassVar[str] = "verification"
@@ -300,6 +302,8 @@ class Verification(Event):
     unsupported: list[dict[str, Any]] = field(default_factory=list)
     unknown_citations: list[str] = field(default_factory=list)
     final: bool = True
+    counts: dict[str, int] = field(default_factory=dict)
+    figures: list[dict[str, Any]] = field(default_factory=list)
 
 
 AgentEvent = (

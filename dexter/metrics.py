@@ -9,8 +9,11 @@ phrases an analyst writes for it in prose (``net sales``, ``cost of sales``, ``o
 
 Reports and charts label rows with :func:`label`, sort them with :func:`order` and set the
 statement's totals (``Gross profit``, ``Net income``: :func:`is_total`) in bold; the figure
-check reads which metrics a sentence names with :func:`metrics_named`. Pure data and pure
-functions; no I/O, no imports from the rest of dexter.
+check reads which metrics a sentence names with :func:`metrics_named` (or
+:func:`metrics_at`, which keeps every metric a shared phrase such as ``EPS`` may mean), what
+a metric's sign means (:attr:`Metric.sign`), which two fields make a ratio
+(:attr:`Metric.parts`) and which field a growth rate is of (:attr:`Metric.growth_of`).
+Pure data and pure functions; no I/O, no imports from the rest of dexter.
 """
 
 from __future__ import annotations
@@ -23,6 +26,13 @@ from typing import Literal
 Statement = Literal["income", "balance", "cash_flow", "ratio", "market", "ownership",
                     "other"]
 Kind = Literal["amount", "per_share", "shares", "ratio", "price", "count"]
+Sign = Literal["unsigned", "signed", "flow", "outflow"]
+"""What a metric's sign means. ``unsigned``: never negative in practice (revenue, assets);
+``signed``: a negative value is a loss or a shortfall and a writer must say so (operating
+income, net income, EPS, free cash flow, margins); ``flow``: a cash flow that is often
+negative and is written either way (investing and financing cash flows, a tax benefit);
+``outflow``: a payment that sources show as a negative number and writers state as a
+positive amount (capital expenditure, dividends, buybacks)."""
 
 STATEMENTS: tuple[Statement, ...] = ("income", "balance", "cash_flow", "ratio", "market",
                                      "ownership", "other")
@@ -38,7 +48,14 @@ class Metric:
     statement: Statement
     kind: Kind
     aliases: tuple[str, ...] = ()
-    """Lower-case phrases that name this metric in prose, besides the label itself."""
+    """Lower-case phrases that name this metric in prose, besides the label itself. A
+    phrase may name several metrics (``eps`` is basic or diluted)."""
+    sign: Sign = "unsigned"
+    parts: tuple[str, str] | None = None
+    """For a ratio: the numerator's and the denominator's fields (gross margin is gross
+    profit over revenue)."""
+    growth_of: str = ""
+    """For a growth rate: the field it is the change of."""
 
     @property
     def phrases(self) -> tuple[str, ...]:
@@ -47,8 +64,9 @@ class Metric:
 
 
 def _m(field: str, label: str, statement: Statement, kind: Kind = "amount",
-       *aliases: str) -> Metric:
-    return Metric(field, label, statement, kind, aliases)
+       *aliases: str, sign: Sign = "unsigned", parts: tuple[str, str] | None = None,
+       growth_of: str = "") -> Metric:
+    return Metric(field, label, statement, kind, aliases, sign, parts, growth_of)
 
 
 # In each statement's standard order (as a 10-K lays it out); a report's rows follow it.
@@ -61,34 +79,44 @@ METRICS: tuple[Metric, ...] = (
        "cost of sales", "total cost of sales", "cost of goods sold", "cogs",
        "cost of goods and services sold", "total cost of revenue",
        "total cost of revenues"),
-    _m("gross_profit", "Gross profit", "income", "amount", "gross margin dollars"),
+    _m("gross_profit", "Gross profit", "income", "amount", "gross margin dollars",
+       "total gross margin", sign="signed"),
     _m("research_and_development", "Research and development", "income", "amount",
        "r&d", "research and development expense", "research & development"),
     _m("selling_general_and_administrative_expenses",
        "Selling, general and administrative", "income", "amount", "sg&a",
        "selling, general and administrative expenses", "selling general and administrative"),
     _m("operating_expense", "Total operating expenses", "income", "amount",
-       "operating expenses", "opex", "total operating expense"),
+       "operating expenses", "opex", "total operating expense",
+       "operating costs"),
     _m("operating_income", "Operating income", "income", "amount", "operating profit",
-       "operating loss", "income from operations", "loss from operations", "ebit"),
+       "operating loss", "income from operations", "loss from operations", "ebit",
+       "operating income (loss)", "income (loss) from operations", sign="signed"),
     _m("interest_expense", "Interest expense", "income", "amount"),
-    _m("ebitda", "EBITDA", "income", "amount"),
+    _m("ebitda", "EBITDA", "income", "amount", sign="signed"),
     _m("income_tax_expense", "Income tax expense", "income", "amount",
-       "provision for income taxes", "income taxes", "tax expense"),
+       "provision for income taxes", "income taxes", "tax expense",
+       "provision for (benefit from) income taxes", "income tax provision", sign="flow"),
     _m("net_income", "Net income", "income", "amount", "net loss", "net earnings",
-       "earnings", "net profit", "profit", "bottom line"),
+       "earnings", "net profit", "profit", "bottom line", "net income (loss)",
+       "net income attributable to common stockholders", sign="signed"),
     _m("earnings_per_share", "EPS, basic", "income", "per_share", "basic eps",
-       "basic earnings per share", "earnings per share, basic", "eps basic",
-       "basic net income per share", "net income per share, basic"),
+       "basic earnings per share", "earnings per share, basic", "eps basic", "eps",
+       "earnings per share", "earnings", "net income per share", "net loss per share",
+       "basic net income per share", "net income per share, basic", sign="signed"),
     _m("earnings_per_share_diluted", "EPS, diluted", "income", "per_share", "diluted eps",
        "eps", "diluted earnings per share", "earnings per share", "eps diluted",
-       "diluted net income per share", "net income per share, diluted"),
+       "earnings", "net income per share", "net loss per share",
+       "diluted net income per share", "earnings per diluted share",
+       "net income per share, diluted", sign="signed"),
     _m("weighted_average_shares", "Weighted average shares, basic", "income", "shares",
        "basic shares", "weighted average shares", "basic weighted average shares",
+       "share count", "shares", "weighted-average shares",
        "shares used to compute basic net income per share",
        "shares used in computing basic earnings per share"),
     _m("weighted_average_shares_diluted", "Weighted average shares, diluted", "income",
-       "shares", "diluted shares", "diluted weighted average shares",
+       "shares", "diluted shares", "diluted weighted average shares", "share count",
+       "shares", "diluted share count", "weighted-average diluted shares",
        "shares used to compute diluted net income per share",
        "shares used in computing diluted earnings per share"),
     # balance sheet
@@ -110,51 +138,68 @@ METRICS: tuple[Metric, ...] = (
     _m("total_liabilities", "Total liabilities", "balance", "amount", "liabilities"),
     _m("shareholders_equity", "Shareholders' equity", "balance", "amount",
        "stockholders' equity", "shareholders equity", "stockholders equity",
-       "total equity", "book value", "equity"),
+       "total equity", "book value", "equity", "total shareholders' equity",
+       "total stockholders' equity", sign="signed"),
     _m("liabilities_and_equity", "Total liabilities and equity", "balance", "amount",
        "total liabilities and shareholders' equity"),
     _m("outstanding_shares", "Shares outstanding", "balance", "shares",
-       "shares outstanding", "common shares outstanding"),
+       "shares outstanding", "common shares outstanding", "share count", "shares"),
     # cash flow statement
     _m("net_cash_flow_from_operations", "Operating cash flow", "cash_flow", "amount",
        "cash from operations", "cash flow from operations", "operating cash flows",
        "net cash from operating activities", "cash generated by operating activities",
-       "net cash provided by operating activities", "ocf"),
+       "net cash provided by operating activities", "ocf", "operating cash",
+       "cash flow from operating activities", "cash flows from operating activities",
+       "net cash provided by (used in) operating activities", sign="signed"),
     _m("depreciation_and_amortization", "Depreciation and amortization", "cash_flow",
        "amount", "d&a", "depreciation"),
     _m("share_based_compensation", "Share-based compensation", "cash_flow", "amount",
        "stock-based compensation", "stock based compensation", "sbc"),
     _m("capital_expenditure", "Capital expenditure", "cash_flow", "amount",
        "capital expenditures", "capex", "purchases of property, plant and equipment",
-       "payments for acquisition of property, plant and equipment"),
-    _m("free_cash_flow", "Free cash flow", "cash_flow", "amount", "fcf"),
+       "payments for acquisition of property, plant and equipment", "capital spending",
+       "purchases of property and equipment", sign="outflow"),
+    _m("free_cash_flow", "Free cash flow", "cash_flow", "amount", "fcf", sign="signed"),
     _m("net_cash_flow_from_investing", "Investing cash flow", "cash_flow", "amount",
        "cash from investing", "net cash used in investing activities",
-       "cash used in investing activities"),
+       "cash used in investing activities", "investing cash flows",
+       "cash flow from investing activities", sign="flow"),
     _m("dividends_paid", "Dividends paid", "cash_flow", "amount", "dividends",
-       "payments for dividends"),
+       "payments for dividends", "dividend payments", sign="outflow"),
     _m("share_repurchases", "Share repurchases", "cash_flow", "amount", "buybacks",
-       "stock buybacks", "repurchases of common stock", "repurchased"),
+       "stock buybacks", "repurchases of common stock", "repurchased", "share buybacks",
+       sign="outflow"),
     _m("net_cash_flow_from_financing", "Financing cash flow", "cash_flow", "amount",
-       "cash from financing", "net cash used in financing activities"),
+       "cash from financing", "net cash used in financing activities",
+       "financing cash flows", "cash flow from financing activities", sign="flow"),
     # ratios (stored as fractions, shown as percentages)
-    _m("gross_margin", "Gross margin", "ratio", "ratio", "gross profit margin"),
+    _m("gross_margin", "Gross margin", "ratio", "ratio", "gross profit margin",
+       "gross margin percentage", "total gross margin percentage", sign="signed",
+       parts=("gross_profit", "revenue")),
     _m("operating_margin", "Operating margin", "ratio", "ratio", "operating profit margin",
-       "ebit margin"),
+       "ebit margin", sign="signed", parts=("operating_income", "revenue")),
     _m("net_margin", "Net margin", "ratio", "ratio", "net profit margin", "profit margin",
-       "net income margin"),
+       "net income margin", sign="signed", parts=("net_income", "revenue")),
+    _m("free_cash_flow_margin", "Free cash flow margin", "ratio", "ratio", "fcf margin",
+       sign="signed", parts=("free_cash_flow", "revenue")),
+    _m("ebitda_margin", "EBITDA margin", "ratio", "ratio", sign="signed",
+       parts=("ebitda", "revenue")),
     _m("revenue_growth", "Revenue growth", "ratio", "ratio", "sales growth",
-       "top-line growth"),
-    _m("earnings_growth", "Earnings growth", "ratio", "ratio", "net income growth"),
-    _m("return_on_equity", "Return on equity", "ratio", "ratio", "roe"),
-    _m("return_on_assets", "Return on assets", "ratio", "ratio", "roa"),
+       "top-line growth", sign="signed", growth_of="revenue"),
+    _m("earnings_growth", "Earnings growth", "ratio", "ratio", "net income growth",
+       sign="signed", growth_of="net_income"),
+    _m("return_on_equity", "Return on equity", "ratio", "ratio", "roe", sign="signed",
+       parts=("net_income", "shareholders_equity")),
+    _m("return_on_assets", "Return on assets", "ratio", "ratio", "roa", sign="signed",
+       parts=("net_income", "total_assets")),
     _m("return_on_invested_capital", "Return on invested capital", "ratio", "ratio",
        "roic"),
     _m("dividend_yield", "Dividend yield", "ratio", "ratio"),
     _m("payout_ratio", "Payout ratio", "ratio", "ratio"),
     _m("debt_to_equity", "Debt to equity", "ratio", "ratio", "debt-to-equity",
-       "leverage"),
-    _m("current_ratio", "Current ratio", "ratio", "ratio"),
+       "leverage", "debt-to-equity ratio", parts=("total_debt", "shareholders_equity")),
+    _m("current_ratio", "Current ratio", "ratio", "ratio",
+       parts=("current_assets", "current_liabilities")),
     # market data
     _m("price", "Price", "market", "price", "share price", "stock price"),
     _m("open", "Open", "market", "price"),
@@ -178,7 +223,7 @@ METRICS: tuple[Metric, ...] = (
        "percent of revenue"),
     # insider transactions (Forms 3, 4, 5)
     _m("transaction_shares", "Shares traded", "ownership", "shares", "shares sold",
-       "shares bought"),
+       "shares bought", "shares"),
     _m("transaction_price_per_share", "Price per share", "ownership", "price"),
     _m("transaction_value", "Transaction value", "ownership", "amount"),
     _m("shares_owned_after", "Shares owned after", "ownership", "shares",
@@ -188,7 +233,7 @@ METRICS: tuple[Metric, ...] = (
     # institutional holdings (Form 13F)
     _m("value", "Position value", "ownership", "amount", "value of the position"),
     _m("value_as_filed", "Value as filed", "ownership", "amount"),
-    _m("shares", "Shares held", "ownership", "shares"),
+    _m("shares", "Shares held", "ownership", "shares", "shares"),
     _m("voting_sole", "Voting authority, sole", "ownership", "shares"),
     _m("voting_shared", "Voting authority, shared", "ownership", "shares"),
     _m("voting_none", "Voting authority, none", "ownership", "shares"),
@@ -231,7 +276,8 @@ _ACRONYMS = {"eps": "EPS", "ebit": "EBIT", "ebitda": "EBITDA", "usd": "USD", "tt
 
 def metric(field: str) -> Metric | None:
     """The lexicon entry of a field name, or None when the lexicon has none."""
-    return _BY_FIELD.get(field.lower())
+    found = _BY_FIELD.get(field)
+    return found if found is not None else _BY_FIELD.get(field.lower())
 
 
 def label(field: str) -> str:
@@ -271,8 +317,13 @@ def field_for_label(text: str) -> str | None:
     cleaned = " ".join(text.replace("\u2019", "'").split()).lower()
     cleaned = _LABEL_NOISE.sub("", cleaned).strip()
     cleaned = cleaned.replace(" (loss)", "").replace("(loss) ", "")
-    _, owner = _phrase_pattern()
-    return owner.get(cleaned)
+    words = tuple(_TOKEN.findall(cleaned))
+    if not words or _GAP.sub("", cleaned) != "".join(words):
+        return None  # other characters than words and a phrase's gaps: says more
+    for phrase, found in _phrases().get(words[0], ()):
+        if phrase == words:
+            return found[0].field
+    return None
 
 
 def order(field: str) -> tuple[int, int, str]:
@@ -284,23 +335,82 @@ def order(field: str) -> tuple[int, int, str]:
     return (STATEMENTS.index("other"), len(METRICS), field)
 
 
+# A phrase several metrics share means this one first (an unqualified "EPS" is diluted).
+_PREFERRED = {"eps": "earnings_per_share_diluted",
+              "earnings per share": "earnings_per_share_diluted",
+              "net income per share": "earnings_per_share_diluted",
+              "net loss per share": "earnings_per_share_diluted",
+              "shares": "outstanding_shares", "share count": "outstanding_shares"}
+
+
+_TOKEN = re.compile(r"[a-z0-9&]+")
+_GAP = re.compile(r"[ \t,/()'’-]*")
+
+
 @lru_cache(maxsize=1)
-def _phrase_pattern() -> tuple[re.Pattern[str], dict[str, str]]:
-    owner: dict[str, str] = {}
+def _phrases() -> dict[str, list[tuple[tuple[str, ...], tuple[Metric, ...]]]]:
+    """First word -> [(the phrase's words, its metrics)], longest phrases first."""
+    owners: dict[str, list[str]] = {}
     for m in METRICS:
         for phrase in m.phrases:
-            owner.setdefault(phrase, m.field)
-    # longest phrases first, so "net income margin" wins over "net income"
-    alternatives = sorted(owner, key=len, reverse=True)
-    body = "|".join(re.escape(p) for p in alternatives)
-    return re.compile(rf"(?<![a-z0-9&])(?:{body})(?![a-z0-9&])"), owner
+            fields = owners.setdefault(phrase, [])
+            if m.field not in fields:
+                fields.append(m.field)
+    for phrase, first in _PREFERRED.items():
+        owners[phrase].sort(key=lambda f: f != first)
+    by_first: dict[str, list[tuple[tuple[str, ...], tuple[Metric, ...]]]] = {}
+    merged: dict[tuple[str, ...], list[str]] = {}
+    for phrase, fields in owners.items():
+        words = tuple(_TOKEN.findall(phrase))
+        known = merged.setdefault(words, [])
+        known.extend(f for f in fields if f not in known)
+    for words, fields in merged.items():
+        by_first.setdefault(words[0], []).append((words, tuple(_BY_FIELD[f] for f in fields)))
+    for entries in by_first.values():
+        entries.sort(key=lambda e: len(e[0]), reverse=True)  # "net income margin" first
+    return by_first
+
+
+def metrics_at(text: str) -> list[tuple[int, int, tuple[Metric, ...]]]:
+    """Every metric phrase a text names, as ``(start, end, metrics)`` in order of
+    appearance: ``metrics`` holds each metric the phrase may mean (``EPS``: basic and
+    diluted; the first is the one :func:`metrics_named` reports). Words are compared, not
+    characters ("selling, general and administrative" and "selling general and
+    administrative" are one phrase); overlapping phrases resolve to the longest (``net
+    income margin`` is one metric)."""
+    by_first = _phrases()
+    lowered = text.lower()
+    matches = list(_TOKEN.finditer(lowered))
+    words = [m[0] for m in matches]
+    out: list[tuple[int, int, tuple[Metric, ...]]] = []
+    count = len(words)
+    i = 0
+    while i < count:
+        entries = by_first.get(words[i])
+        if entries is None:
+            i += 1
+            continue
+        taken = 0
+        for phrase, found in entries:
+            n = len(phrase)
+            if n > 1 and (i + n > count or words[i + 1] != phrase[1]
+                          or tuple(words[i:i + n]) != phrase or not all(
+                              _joined(lowered, matches[i + k - 1].end(), matches[i + k].start())
+                              for k in range(1, n))):
+                continue
+            out.append((matches[i].start(), matches[i + n - 1].end(), found))
+            taken = n
+            break
+        i += taken or 1
+    return out
+
+
+def _joined(text: str, end: int, start: int) -> bool:
+    """Whether two words belong to one phrase: only spaces or ``, / ( ) ' -`` between."""
+    return (start - end == 1 and text[end] == " ") or bool(_GAP.fullmatch(text, end, start))
 
 
 def metrics_named(text: str) -> list[tuple[int, int, Metric]]:
     """Every metric a text names, as ``(start, end, metric)`` in order of appearance;
     overlapping phrases resolve to the longest (``net income margin`` is one metric)."""
-    pattern, owner = _phrase_pattern()
-    found: list[tuple[int, int, Metric]] = []
-    for match in pattern.finditer(text.lower()):
-        found.append((match.start(), match.end(), _BY_FIELD[owner[match.group(0)]]))
-    return found
+    return [(start, end, found[0]) for start, end, found in metrics_at(text)]

@@ -10,8 +10,10 @@ import pytest
 from dexter.data.filing_text import html_to_text
 from dexter.evidence.citations import cited_ids, find_citations
 from dexter.evidence.ledger import SourceLedger, accession_of
-from dexter.evidence.numbers import extract_claims, source_numbers
+from dexter.evidence.numbers import extract_claims
 from dexter.evidence.report import mark_unsupported, verification_line
+from dexter.evidence.sourcetext import source_quantities
+from dexter.evidence.tables import tables_from_json_text
 from dexter.evidence.verify import repair_note, verify_answer
 from dexter.reports.sourcing import sources_markdown
 
@@ -57,9 +59,13 @@ def test_years_dates_periods_forms_counts_and_list_numbers_are_not_claims() -> N
     assert texts(prose) == ["$391.0 billion"]
 
 
-def test_source_numbers_cover_json_tables_and_scale_words() -> None:
-    found = source_numbers('{"revenue": 391035000000, "gm": 0.4621} about 1.2 billion | 383,285 |')
-    assert {391035000000.0, 0.4621, 1.2, 1.2e9, 383285.0} <= set(found)
+def test_a_source_holds_its_data_values_at_the_scale_it_states() -> None:
+    json_values = [q.value for q in source_quantities(
+        '{"revenue": 391035000000, "gm": 0.4621, "fy2024": "about 1.2 billion"}')]
+    assert json_values == [391035000000.0, 0.4621, 1.2e9]  # keys are not data
+    prose = source_quantities("Net sales | 383,285 | (1,234)\nabout 1.2 billion")
+    assert [(q.value, q.scale) for q in prose] == [(383285.0, 1.0), (-1234.0, 1.0),
+                                                    (1.2e9, 1e9)]
 
 
 def test_citations_in_every_bracket_form() -> None:
@@ -113,9 +119,14 @@ def test_rounding_tolerance_follows_the_digits_written() -> None:
     assert [c.text for c in wrong.unsupported] == ["$383.2 billion"]
 
 
+def add_json(ledger: SourceLedger, text: str) -> None:
+    """Add a JSON result as the executor does: with the tables found in it."""
+    ledger.add("get_financials", {}, text, tables=tables_from_json_text("metrics", text))
+
+
 def test_percent_against_ratio_and_the_boundary_of_rounding() -> None:
     ledger = SourceLedger()
-    ledger.add("get_financials", {}, '{"gross_margin": 0.125, "other": 0.4649}')
+    add_json(ledger, '{"gross_margin": 0.125, "other_margin": 0.4649}')
     assert verify_answer("Margin 12.5%.", ledger).status == "verified"
     assert verify_answer("Margin 46.5%.", ledger).status == "verified"  # 46.49 → 46.5
     assert verify_answer("Margin 46.6%.", ledger).status == "unverified"
@@ -131,7 +142,7 @@ def test_per_share_amounts_are_not_matched_against_rescaled_table_numbers() -> N
 
 def test_a_number_split_across_table_cells_is_found() -> None:
     ledger = SourceLedger()
-    ledger.add("read_filings", {}, "Total net sales | $ | 391,035 | $ | 383,285")
+    ledger.add("read_filings", {}, "(in millions)\nTotal net sales | $ | 391,035 | $ | 383,285")
     check = verify_answer("| Year | Net sales ($M) |\n|---|---|\n| 2024 | 391,035 |\n"
                           "| 2023 | 383,285 |", ledger)
     assert (check.checked, check.status) == (2, "verified")
@@ -180,13 +191,15 @@ def test_no_data_source_means_no_evidence() -> None:
 
 def test_marks_sources_and_the_verification_line() -> None:
     ledger = SourceLedger()
-    ledger.add("get_financials", {}, '{"revenue": 391035}', title="income[AAPL] · SEC EDGAR",
-               urls=[FILING_URL])
+    ledger.add("get_financials", {}, '{"revenue": 391035000000}',
+               title="income[AAPL] · SEC EDGAR", urls=[FILING_URL])
     answer = "Revenue $391.0 billion [S1]; margin 48.9%."
     check = verify_answer(answer, ledger).to_dict()
     assert mark_unsupported(answer, check["unsupported"]) == \
         "Revenue $391.0 billion [S1]; margin 48.9% ⚠."
-    assert verification_line(check) == "⚠ 1 of 2 figures are in no source (marked ⚠)."
+    assert verification_line(check) == ("⚠ 1 of 2 figures does not check out (marked ⚠): "
+                                        "48.9% is in none of the cited sources [S1] nor any "
+                                        "other.")
     # an older run's citation, saved with its result key as the title, reads in words
     assert sources_markdown([ledger.sources[0].citation()]) == \
         f"**Sources**\n\n- [S1] Income: AAPL · SEC EDGAR · {FILING_URL}"
@@ -199,3 +212,36 @@ def test_marks_sources_and_the_verification_line() -> None:
         ("No data was fetched for this answer; its figure comes from your own words or "
          "calculations on them.")
     assert verification_line({"checked": "x", "status": 3}) != ""  # odd replay data: no crash
+
+
+def test_the_check_leaves_cycle_collection_as_it_found_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import gc
+
+    ledger = SourceLedger()
+    ledger.add("get_financials", {"ticker": "AAPL"}, '{"revenue": 391035000000}')
+    seen: list[bool] = []
+    real = verify_answer.__globals__["_verify_answer"]
+
+    def spy(*args: object) -> object:
+        seen.append(gc.isenabled())
+        return real(*args)
+
+    monkeypatch.setattr("dexter.evidence.verify._verify_answer", spy)
+    assert gc.isenabled()
+    assert verify_answer("Revenue was $391.0 billion [S1].", ledger).status == "verified"
+    assert seen == [False] and gc.isenabled()  # paused during the check, on after it
+    gc.disable()
+    try:
+        verify_answer("Revenue was $391.0 billion [S1].", ledger)
+        assert not gc.isenabled()  # a caller that turned it off keeps it off
+    finally:
+        gc.enable()
+
+    def broken(*args: object) -> object:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr("dexter.evidence.verify._verify_answer", broken)
+    with pytest.raises(RuntimeError):
+        verify_answer("Revenue was $391.0 billion [S1].", ledger)
+    assert gc.isenabled()  # on again after a failure

@@ -618,22 +618,23 @@ async def test_rules_edit_opens_the_editor(fake_llm: FakeLLM, tmp_path: Path,
 
 async def test_the_repl_shows_sources_marks_and_the_check(fake_llm: FakeLLM,
                                                           tmp_path: Path) -> None:
-    (tmp_path / "aapl.txt").write_text("Total net sales | 391,035 | 383,285\n", encoding="utf-8")
+    (tmp_path / "aapl.txt").write_text("(in millions)\nTotal net sales | 391,035 | 383,285\n",
+                                       encoding="utf-8")
     invented = "Net sales were $391.0 billion [S1]; Services $96.2 billion [S1]."
     fake_llm.enqueue(Reply(tool_calls=[ToolCallSpec("read_file", {"path": "aapl.txt"})]),
                      Reply(text=invented), Reply(text=invented))
     settings = make_settings(tmp_path, **{"verify.enabled": True})
     async with running_repl(settings, tools=[ReadFileTool()]) as d:
         d.line("Apple sales?")
-        await d.wait_for("figures are in no source")
+        await d.wait_for("figures does not check out")
         await d.wait_idle()
         assert await d.quit() == 0
     text = d.text
-    assert "⎿  [S1] File: aapl.txt (lines 1-1 of 1)" in text  # the tool row carries the id
-    assert "Checking the answer: 1 figure in no source ($96.2 billion)" in text
+    assert "⎿  [S1] File: aapl.txt (lines 1-2 of 2)" in text  # the tool row carries the id
+    assert "Checking the answer: 1 figure does not check out ($96.2 billion is in none" in text
     assert "$96.2 billion ⚠" in text
     assert "[S1] File: aapl.txt" in text and "read_file:" not in text  # Sources, in words
-    assert "⚠ 1 of 2 figures are in no source (marked ⚠)." in text
+    assert "⚠ 1 of 2 figures does not check out (marked ⚠): $96.2 billion is in none" in text
     assert len(fake_llm.requests_for("openai")) == 3
 
 

@@ -317,7 +317,8 @@ def test_the_wrong_figure_is_named_above_the_answer(note: Note, fmt: str) -> Non
     text = note.texts()[fmt]
     first_sentence = "Apple's revenue grew 2.0%"
     banner = text.index("1 of 18 figures is not supported by the sources")
-    named = text.index(f"“{WRONG_FIGURE}”: in no source the run fetched")
+    named = text.index(f"“{WRONG_FIGURE}”: {WRONG_FIGURE} is in none of the cited sources "
+                       "[S1] nor any other")
     assert banner < named < text.index(first_sentence)
 
 

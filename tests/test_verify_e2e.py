@@ -19,6 +19,7 @@ PROVIDERS = [
     pytest.param("claude-sonnet-4-6", "anthropic", id="anthropic"),
 ]
 DATA = ("Apple Inc. FY2024 (10-K, accession 0000320193-24-000123)\n"
+        "(dollars in millions)\n"
         "Total net sales | 391,035 | 383,285\nNet income | 93,736 | 96,995\n")
 
 
@@ -61,8 +62,13 @@ def test_figures_from_the_fetched_data_verify_and_cite_their_source(
     [end] = events(result, "tool_end")
     assert end["source_id"] == "S1"
     done = result.events[-1]
-    assert done["verification"] == {"checked": 2, "supported": 2, "unsupported": [],
-                                    "unknown_citations": [], "status": "verified"}
+    verification = done["verification"]
+    assert (verification["checked"], verification["supported"], verification["status"]) == \
+        (2, 2, "verified")
+    assert verification["unsupported"] == [] and verification["unknown_citations"] == []
+    assert verification["counts"]["supported"] == 2
+    assert [(f["text"], f["status"], f["source"]) for f in verification["figures"]] == [
+        ("$391.0 billion", "supported", "S1"), ("$383.3B", "supported", "S1")]
     assert done["citations"] == [{"id": "S1", "tool": "read_file", "title": "File: aapl.txt",
                                   "detail": "", "provider": "", "url": "aapl.txt"}]
     pad = [json.loads(line) for line in result.scratchpads()[0].read_text().splitlines()]
@@ -80,12 +86,13 @@ def test_an_invented_figure_gets_one_repair_turn_and_is_marked_if_kept(
     requests = fake.requests_for(route)
     assert len(requests) == 3  # one repair request, then the answer is final
     repair = user_texts(requests[2].body)
-    assert "$96.2 billion" in repair and "in no source" in repair
+    assert "$96.2 billion" in repair and "is in none of the cited sources [S1]" in repair
     assert "$391.0 billion\\\"" not in repair  # the supported figure is not named
     out = result.stdout
-    assert "Checking the answer: 1 figure in no source ($96.2 billion)" in out
+    assert "Checking the answer: 1 figure does not check out ($96.2 billion is in none" in out
     assert "Services $96.2 billion ⚠ [S1]" in out
-    assert "⚠ 1 of 2 figures are in no source (marked ⚠)." in out
+    assert ("⚠ 1 of 2 figures does not check out (marked ⚠): $96.2 billion is in none of "
+            "the cited sources [S1] nor any other.") in out
     assert "- [S1] File: aapl.txt\n" in out + "\n" and "read_file" not in out.split("**Sources**")[1]
 
 
@@ -143,7 +150,7 @@ def test_figures_without_data_are_sent_back_then_marked(fake: FakeLLM, tmp_path:
     fake.enqueue(Reply(text="Apple's sales were about $390 billion."),
                  Reply(text="Apple's sales were about $390 billion."))
     result = ask(fake, tmp_path, "gpt-5.6-sol", "Apple sales?", "--plain")
-    assert "Fetch them" in user_texts(fake.requests[1].body)
+    assert "compute it with the calculator" in user_texts(fake.requests[1].body)
     assert "$390 billion ⚠" in result.stdout
     assert "No data was fetched for this answer: 1 of 1 figure rests on no source" in \
         result.stdout

@@ -9,7 +9,7 @@ _GROUP = re.compile(r"\[\s*(S\d+(?:\s*[,;]\s*S\d+)*)\s*\]", re.IGNORECASE)
 _ID = re.compile(r"S\d+", re.IGNORECASE)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Citation:
     """One cited id and where its bracket is."""
 
@@ -22,8 +22,13 @@ def find_citations(text: str) -> list[Citation]:
     """Every cited id in ``text``, in order (an id cited twice appears twice)."""
     out: list[Citation] = []
     for group in _GROUP.finditer(text):
-        for source_id in _ID.findall(group.group(1)):
-            out.append(Citation(source_id.upper(), group.start(), group.end()))
+        ids = group.group(1)
+        start, end = group.span()
+        if "," not in ids and ";" not in ids:  # the usual [S3]
+            out.append(Citation(ids.strip().upper(), start, end))
+            continue
+        for source_id in _ID.findall(ids):
+            out.append(Citation(source_id.upper(), start, end))
     return out
 
 

@@ -12,7 +12,9 @@ from dexter.events import Done, Verification
 from dexter.evidence.verify import AnswerCheck
 
 MARK = " ⚠"
-"""Put after each figure no source supports."""
+"""Put after each figure that failed the check (unsupported, misattributed, miscited)."""
+NAMED_IN_LINE = 10
+"""Failed figures the verification line names with their reason (the rest are counted)."""
 
 
 def verification_event(check: AnswerCheck, *, final: bool) -> Verification:
@@ -20,7 +22,8 @@ def verification_event(check: AnswerCheck, *, final: bool) -> Verification:
     data = check.to_dict()
     return Verification(checked=data["checked"], supported=data["supported"],
                         status=data["status"], unsupported=data["unsupported"],
-                        unknown_citations=data["unknown_citations"], final=final)
+                        unknown_citations=data["unknown_citations"], final=final,
+                        counts=data["counts"], figures=data["figures"])
 
 
 def mark_unsupported(answer: str, unsupported: Sequence[Mapping[str, Any]]) -> str:
@@ -33,8 +36,29 @@ def mark_unsupported(answer: str, unsupported: Sequence[Mapping[str, Any]]) -> s
     return answer
 
 
+def failed_figures(verification: Mapping[str, Any] | None) -> list[tuple[str, str]]:
+    """``(figure text, reason)`` of each figure that failed, in order."""
+    if not isinstance(verification, Mapping):
+        return []
+    listed = verification.get("unsupported")
+    out = []
+    for item in listed if isinstance(listed, list) else []:
+        if isinstance(item, Mapping):
+            text = str(item.get("text", ""))
+            reason = str(item.get("reason") or f"{text} is in no source")
+            out.append((text, reason))
+    return out
+
+
+def _named(failed: Sequence[tuple[str, str]]) -> str:
+    reasons = [reason for _, reason in failed[:NAMED_IN_LINE]]
+    more = len(failed) - NAMED_IN_LINE
+    return "; ".join(reasons) + (f"; and {more} more" if more > 0 else "")
+
+
 def verification_line(verification: Mapping[str, Any] | None) -> str:
-    """One line on how the figures fared ('' when verification was off)."""
+    """One line on how the figures fared, naming each failed figure with its reason ('' when
+    verification was off)."""
     if not isinstance(verification, Mapping) or not verification:
         return ""
     checked = _count(verification.get("checked"))
@@ -42,6 +66,9 @@ def verification_line(verification: Mapping[str, Any] | None) -> str:
     listed = verification.get("unknown_citations")
     unknown = [str(i) for i in listed] if isinstance(listed, list) else []
     status = verification.get("status")
+    failed = failed_figures(verification)
+    counts = verification.get("counts")
+    counts = counts if isinstance(counts, Mapping) else {}
     parts = []
     if status == "no_evidence":
         missing = checked - supported
@@ -56,11 +83,16 @@ def verification_line(verification: Mapping[str, Any] | None) -> str:
         else:
             parts.append("No data was fetched for this answer.")
     elif checked == supported:
-        parts.append(f"✓ {_figures(checked).capitalize()} checked against the sources."
+        extra = [f"{_count(counts.get(k))} {k}" for k in ("derived", "weak")
+                 if _count(counts.get(k))]
+        parts.append(f"✓ {_figures(checked).capitalize()} checked against the sources"
+                     + (f" ({', '.join(extra)})" if extra else "") + "."
                      if checked else "✓ No figures to check.")
     else:
-        parts.append(f"⚠ {checked - supported} of {_figures(checked)} are in no source "
-                     f"(marked{MARK}).")
+        wrong = checked - supported
+        verb = "does" if wrong == 1 else "do"
+        parts.append(f"⚠ {wrong} of {_figures(checked)} {verb} not check out (marked{MARK})"
+                     + (f": {_named(failed)}." if failed else "."))
     if unknown:
         ids = ", ".join(f"[{i}]" for i in unknown)
         parts.append(f"⚠ {ids} {'cites' if len(unknown) == 1 else 'cite'} no source.")
@@ -68,8 +100,8 @@ def verification_line(verification: Mapping[str, Any] | None) -> str:
 
 
 def marked_answer(done: Done) -> str:
-    """The final answer with :data:`MARK` after each figure its verification found in no
-    source."""
+    """The final answer with :data:`MARK` after each figure that failed its verification
+    (unsupported, misattributed or miscited: the ``unsupported`` list holds them all)."""
     verification = done.verification if isinstance(done.verification, Mapping) else {}
     unsupported = verification.get("unsupported")
     marks = [u for u in unsupported if isinstance(u, Mapping)] \

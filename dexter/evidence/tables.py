@@ -46,6 +46,8 @@ STATEMENT_META = frozenset({
 DATE_KEYS = ("report_period", "time", "date", "datetime", "timestamp", "report_date",
              "transaction_date", "filing_date", "published_at")
 LABEL_KEYS = ("ticker", "symbol", "name", "title", "label", "id")
+ENTITY_KEYS = ("ticker", "symbol")
+"""Keys naming the company a record is of."""
 RATIO_SUFFIXES = ("_margin", "_growth", "return_on_equity", "return_on_assets",
                   "return_on_invested_capital", "_yield", "payout_ratio", "_ratio_pct")
 PRICE_FIELDS = frozenset({"open", "high", "low", "close", "adj_close", "adjclose", "price",
@@ -110,6 +112,9 @@ class DataTable:
     """Rows left out beyond :data:`MAX_ROWS` (the oldest)."""
     entity: str = ""
     """The company the table is about (``Apple Inc.``, else its ticker), when one is."""
+    ticker: str = ""
+    """The ticker its records are of, when they name one company (the figure check binds
+    a cell to its company by it)."""
     period: str = ""
     """``annual``, ``quarterly`` or ``ttm`` for a statement whose records say so."""
     filings: tuple[Filing, ...] = ()
@@ -135,7 +140,8 @@ class DataTable:
                         for f in self.filings)
         return dataclasses.replace(self, title=fn(self.title), source=fn(self.source),
                                    index=tuple(fn(i) for i in self.index), columns=columns,
-                                   entity=fn(self.entity), filings=filings)
+                                   entity=fn(self.entity), ticker=fn(self.ticker),
+                                   filings=filings)
 
     def with_source_id(self, source_id: str) -> DataTable:
         """This table as part of the source ``source_id``."""
@@ -187,11 +193,11 @@ def tables_from_json_text(title: str, text: str, source: str = "") -> list[DataT
 
 
 def _collect(title: str, data: Any, source: str, found: list[DataTable], depth: int,
-             currency: str = "") -> None:
+             currency: str = "", ticker: str = "") -> None:
     if depth > 3 or len(found) >= MAX_TABLES:
         return
     if isinstance(data, list):
-        table = records_table(title, data, source, currency=currency)
+        table = records_table(title, data, source, currency=currency, ticker=ticker)
         if table is not None:
             found.append(table)
         return
@@ -204,10 +210,12 @@ def _collect(title: str, data: Any, source: str, found: list[DataTable], depth: 
     inner = own if isinstance(own, str) and own else currency
     named = next((data[k] for k in ("company_name", "ticker", "symbol")
                   if isinstance(data.get(k), str) and data[k]), "")
+    held = next((data[k] for k in ENTITY_KEYS if isinstance(data.get(k), str) and data[k]),
+                ticker)
     for key, value in nested:
         before = len(found)
         _collect(f"{title} · {key}" if title else str(key), value, source, found, depth + 1,
-                 inner)
+                 inner, held)
         if named:  # an envelope's company is its records' ({"ticker": "AAPL", "prices": [...]})
             found[before:] = [t if t.entity else dataclasses.replace(t, entity=named)
                               for t in found[before:]]
@@ -218,9 +226,10 @@ def _collect(title: str, data: Any, source: str, found: list[DataTable], depth: 
 
 
 def records_table(title: str, records: Sequence[Any], source: str = "", *,
-                  currency: str = "") -> DataTable | None:
+                  currency: str = "", ticker: str = "") -> DataTable | None:
     """One table of a list of records (dicts), or None when they hold no number.
-    ``currency``: the records' currency when none of them names one."""
+    ``currency``: the records' currency when none of them names one; ``ticker``: the
+    company they are of when none of them names one."""
     rows = [r for r in records if isinstance(r, Mapping)]
     if not rows:
         return None
@@ -261,10 +270,13 @@ def records_table(title: str, records: Sequence[Any], source: str = "", *,
         index = tuple(str(n) for n in range(1, len(order) + 1))
     dates = tuple(_date(rows[i].get(date_key)) for i in order) if date_key else ()
     index_name = "period" if statement else "date" if date_key else (label_key or "row")
+    named = {str(r[k]) for r in rows for k in ENTITY_KEYS[:2] if isinstance(r.get(k), str)
+             and r[k]}
+    own = named.pop() if len(named) == 1 and label_key is None else ""
     return DataTable(title=title, source=source, index_name=index_name, index=index,
                      dates=dates, columns=columns, dropped_rows=dropped,
                      entity=_shared(rows, "company_name") or _shared(rows, "ticker")
-                     or _shared(rows, "symbol"),
+                     or _shared(rows, "symbol"), ticker=own or ticker,
                      period=_shared(rows, "period") if statement else "", filings=filings)
 
 
@@ -344,6 +356,8 @@ def table_to_dict(table: DataTable) -> dict[str, Any]:
         "source_id": table.source_id, "dropped_rows": table.dropped_rows}
     if table.entity:
         data["entity"] = table.entity
+    if table.ticker:
+        data["ticker"] = table.ticker
     if table.period:
         data["period"] = table.period
     if table.filings:
@@ -377,7 +391,8 @@ def table_from_dict(data: Any) -> DataTable:
                      index_name=str(data.get("index_name", "row")), index=index, dates=dates,
                      columns=columns, source_id=str(data.get("source_id", "")),
                      dropped_rows=int(data.get("dropped_rows", 0) or 0),
-                     entity=str(data.get("entity", "")), period=str(data.get("period", "")),
+                     entity=str(data.get("entity", "")), ticker=str(data.get("ticker", "")),
+                     period=str(data.get("period", "")),
                      filings=filings)
 
 

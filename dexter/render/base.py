@@ -37,22 +37,24 @@ def for_terminal(event: Event) -> Event:
     """``event`` with every control character in its text made visible (see
     :func:`dexter.text.escape_controls`), for a view that prints to a terminal.
 
-    The offsets of a ``done`` event's unsupported figures (``verification.unsupported``:
-    ``start``/``end`` into the answer) are moved with the answer's text, so the marks still
-    land after their figures.
+    The offsets of a ``done`` event's figures (``verification.unsupported`` and
+    ``verification.figures``: ``start``/``end`` into the answer) are moved with the answer's
+    text, so the marks still land after their figures.
     """
     escaped: Event = escape_controls_value(event)
     if not isinstance(event, Done) or not CONTROL_CHARACTERS.search(event.answer) \
             or not isinstance(event.verification, dict):
         return escaped
     assert isinstance(escaped, Done)
-    unsupported = event.verification.get("unsupported")
-    if not isinstance(unsupported, list):
-        return escaped
     answer = event.answer
-    moved = [{**u, **{k: _escaped_offset(answer, u.get(k)) for k in ("start", "end") if k in u}}
-             if isinstance(u, dict) else u for u in escape_controls_value(unsupported)]
-    verification = {**(escaped.verification or {}), "unsupported": moved}
+    verification = dict(escaped.verification or {})
+    for key in ("unsupported", "figures"):
+        listed = event.verification.get(key)
+        if isinstance(listed, list):
+            verification[key] = [
+                {**u, **{k: _escaped_offset(answer, u.get(k)) for k in ("start", "end")
+                         if k in u}} if isinstance(u, dict) else u
+                for u in escape_controls_value(listed)]
     return dataclasses.replace(escaped, verification=verification)
 
 

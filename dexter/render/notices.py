@@ -68,10 +68,12 @@ def _verification(event: Verification) -> Notice | None:
         return None  # the final check is shown under the answer
     problems = []
     if event.unsupported:
-        figures = ", ".join(str(u.get("text", "")) for u in event.unsupported[:4])
-        more = len(event.unsupported) - 4
-        problems.append(f"{plural(len(event.unsupported), 'figure')} in no source ({figures}"
-                        + (f", +{more}" if more > 0 else "") + ")")
+        shown = [str(u.get("reason") or f"{u.get('text', '')} is in no source")
+                 for u in event.unsupported[:3] if isinstance(u, dict)]
+        more = len(event.unsupported) - 3
+        problems.append(f"{plural(len(event.unsupported), 'figure')} "
+                        f"{'does' if len(event.unsupported) == 1 else 'do'} not check out ("
+                        + "; ".join(shown) + (f"; +{more}" if more > 0 else "") + ")")
     if event.unknown_citations:
         problems.append("citations to no source: " + ", ".join(event.unknown_citations))
     return Notice("⏺", f"Checking the answer: {'; '.join(problems)}; asking the model to "

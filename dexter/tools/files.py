@@ -145,6 +145,25 @@ def read_byte_range(path: Path, shown: str, byte_offset: int, byte_limit: int,
     return "\n".join(parts)
 
 
+_HEADER = re.compile(r"\AFile: [^\n]*\((?:lines [\d,]+-[\d,]+ of [\d,]+|bytes [\d,]+-[\d,]+ of "
+                     r"[\d,]+|empty, 0 bytes)\)\n?")
+_HINT = re.compile(r"\n\[(?:Stopped at [\d,]+ characters\. )?[\d,]+ more (?:lines|bytes)\. Call "
+                   r"read_file again with [^\]]*\]\Z|\n\[End of file\.\]\Z")
+_NUMBERED = re.compile(r"^\d+:", re.MULTILINE)
+
+
+def file_text_of(content: str) -> str:
+    """What :func:`read_lines` or :func:`read_byte_range` showed of the file itself: the
+    header line, the ``<number>:`` gutter and the paging hint removed."""
+    header = _HEADER.match(content)
+    if header is None:
+        return content
+    body = _HINT.sub("", content[header.end():])
+    if "(lines " in header.group():
+        body = _NUMBERED.sub("", body)
+    return body
+
+
 LINE_NUMBER_SEPARATOR = ":"
 """Between a line's number and its text in ``read_file`` output (one character in JSON)."""
 
@@ -270,6 +289,11 @@ class ReadFileTool(Tool[ReadFileParams]):
         # the tables in what was read (a CSV, a JSON file, markdown tables), for reports
         name = Path(args.path).name
         return ToolOutput(text, tables=tuple(tables_from_file(name, lines_read(text))))
+
+    def evidence(self, content: str) -> str:
+        """The file's own text: without the ``File: ...`` header, the line numbers and the
+        paging hint, whose numbers are not the file's (``141:`` is no figure)."""
+        return file_text_of(content)
 
 
 def lines_read(output: str) -> str:

@@ -1,0 +1,87 @@
+"""The sources of the labelled figure set, fetched the way a run fetches them: dexter's own
+finance tools (``get_financials``, ``read_filings``) against the real SEC responses in
+tests/fixtures/sec-real, served over HTTP by the fake data server; each result joins a
+ledger as the executor adds it (the tool's evidence text, its title, links and tables)."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import os
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from dexter.config import Settings
+from dexter.data.http import RetryPolicy
+from dexter.evidence.ledger import SourceLedger
+from dexter.messages import AssistantMessage, ToolCall
+from dexter.testing.fakedata import FakeDataServer, RecordedTree, point_settings_at
+from dexter.testing.scripted import ScriptedModel
+from dexter.tools.base import ToolContext, ToolOutput
+from dexter.tools.finance import finance_tools
+from dexter.tools.finance.router import QueryArgs
+from dexter.tools.finance.sources import SourceOptions
+
+REAL = Path(__file__).parent / "fixtures" / "sec-real"
+TODAY = dt.date(2026, 2, 15)
+
+# spec -> (tool, the routing call, the Fetched periods the oracle is told about)
+SPECS: dict[str, tuple[str, str, dict[str, Any]]] = {
+    "AAPL-income-annual": ("get_financials", "get_income_statements",
+                           {"ticker": "AAPL", "period": "annual", "limit": 5}),
+    "AAPL-income-quarterly": ("get_financials", "get_income_statements",
+                              {"ticker": "AAPL", "period": "quarterly", "limit": 6}),
+    "AAPL-balance-annual": ("get_financials", "get_balance_sheets",
+                            {"ticker": "AAPL", "period": "annual", "limit": 3}),
+    "AAPL-cash-annual": ("get_financials", "get_cash_flow_statements",
+                         {"ticker": "AAPL", "period": "annual", "limit": 3}),
+    "AAPL-10k": ("read_filings", "read_10k_items",
+                 {"ticker": "AAPL", "items": ["Item-7", "Item-8"], "fiscal_year": 2024}),
+    "AAPL-10k-item7": ("read_filings", "read_10k_items",
+                       {"ticker": "AAPL", "items": ["Item-7"], "fiscal_year": 2024}),
+    "TSLA-income-annual": ("get_financials", "get_income_statements",
+                           {"ticker": "TSLA", "period": "annual", "limit": 6}),
+    "TSLA-balance-annual": ("get_financials", "get_balance_sheets",
+                            {"ticker": "TSLA", "period": "annual", "limit": 3}),
+    "TSLA-cash-annual": ("get_financials", "get_cash_flow_statements",
+                         {"ticker": "TSLA", "period": "annual", "limit": 6}),
+}
+
+
+async def _fetch(keys: Sequence[str]) -> dict[str, ToolOutput]:
+    out: dict[str, ToolOutput] = {}
+    home = Path(tempfile.mkdtemp(prefix="figureset-"))
+    with FakeDataServer(fallback=RecordedTree(REAL)) as server:
+        settings = point_settings_at(Settings(), server, home)
+        tools = {t.name: t for t in finance_tools(
+            settings, source_options=SourceOptions(
+                retry=RetryPolicy(max_retries=0, backoff_base=0.001), sec_rate_limiter=None,
+                today=TODAY, use_cache=False), env={})}
+        for key in keys:
+            tool_name, sub, args = SPECS[key]
+            model = ScriptedModel([AssistantMessage("", tool_calls=(ToolCall("c1", sub, args),))])
+            ctx = ToolContext(settings=settings, cwd=home, home=home, fast_model=model)
+            result = await tools[tool_name].run(QueryArgs(query=key), ctx)
+            assert isinstance(result, ToolOutput) and not result.is_error, (key, result)
+            out[key] = result
+    return out
+
+
+def fetch_outputs(keys: Sequence[str] = tuple(SPECS)) -> dict[str, ToolOutput]:
+    """The tool output of each source spec (fetched once)."""
+    os.environ.setdefault("NO_PROXY", "127.0.0.1,localhost")
+    return asyncio.run(_fetch(keys))
+
+
+def ledger_for(keys: Sequence[str], outputs: dict[str, ToolOutput]) -> SourceLedger:
+    """A ledger holding the sources ``keys`` in order (``S1``, ``S2``, ...), added as the
+    executor adds a successful result."""
+    ledger = SourceLedger()
+    for key in keys:
+        tool_name, _, _ = SPECS[key]
+        result = outputs[key]
+        ledger.add(tool_name, {"query": key}, result.content, title=result.title,
+                   urls=result.source_urls, tables=result.tables)
+    return ledger
