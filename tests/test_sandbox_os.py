@@ -51,11 +51,37 @@ def settings_for(world: World) -> Settings:
     return settings
 
 
+def _without_cgroup() -> Bubblewrap | None:
+    """The same sandbox started without the cgroup helper (rlimits by ``prlimit`` inside)."""
+    from dexter.sandbox.cgroups import PoolStatus
+
+    if not isinstance(RUNNER, Bubblewrap) or RUNNER.prlimit is None:
+        return None
+    return Bubblewrap(RUNNER.binary, RUNNER.prlimit, seccomp=RUNNER.seccomp,
+                      cgroups=PoolStatus(None, "not used by this test"))
+
+
+# Each way a command is started: through the cgroup's helper, which sets the rlimits in
+# the process that execs bwrap (where dexter may make cgroups), and directly with prlimit.
+LAUNCHERS = [pytest.param("as-detected", id="as-detected"),
+             pytest.param("prlimit", id="prlimit-no-cgroup")]
+
+
+def launcher(name: str) -> Bubblewrap:
+    if name == "as-detected":
+        assert isinstance(RUNNER, Bubblewrap)
+        return RUNNER
+    runner = _without_cgroup()
+    if runner is None:
+        pytest.skip("util-linux's prlimit is not installed")
+    return runner
+
+
 async def sandboxed(world: World, command: str, grants: Grants | None = None,
-                    settings: Settings | None = None) -> str:
+                    settings: Settings | None = None, runner: Bubblewrap | None = None) -> str:
     settings = settings or settings_for(world)
     ctx = ToolContext(settings=settings, cwd=world.workspace, home=settings.home_path,
-                      shell_sandbox=RUNNER, grants=grants)
+                      shell_sandbox=runner or RUNNER, grants=grants)
     tool = BashTool()
     result = await tool.run(tool.parse_args({"command": command, "timeout": 20}), ctx)
     return result.content if isinstance(result, ToolOutput) else result
@@ -186,22 +212,105 @@ async def test_a_granted_outside_path_is_readable_and_nothing_else(world: World)
     assert (data / "prices.csv").read_text() == "AAPL,190\n"
 
 
-async def test_memory_and_file_size_limits_hold(world: World) -> None:
+@pytest.mark.parametrize("how", LAUNCHERS)
+async def test_memory_and_file_size_limits_hold(world: World, how: str) -> None:
     settings = settings_for(world)
     settings.bash.memory_mb = 64
     settings.bash.max_file_mb = 1
     out = await sandboxed(world, f"{sys.executable} -c \"x = bytearray(400 * 1024 * 1024); print('got', len(x))\"; "
-                                 "head -c 3000000 /dev/zero > big.bin; echo done", settings=settings)
+                                 "head -c 3000000 /dev/zero > big.bin; echo done", settings=settings,
+                          runner=launcher(how))
     assert "got 419430400" not in out and "MemoryError" in out
     assert (world.workspace / "big.bin").stat().st_size <= 1024 * 1024
 
 
-async def test_process_limit_holds(world: World) -> None:
+@pytest.mark.parametrize("how", LAUNCHERS)
+async def test_process_limit_holds(world: World, how: str) -> None:
+    if how == "prlimit" and os.geteuid() == 0:
+        pytest.skip("the kernel exempts root's processes from RLIMIT_NPROC: without a cgroup "
+                    "nothing bounds them, which the status line says")
     settings = settings_for(world)
     settings.bash.max_processes = 20
     out = await sandboxed(world, "for i in $(seq 1 60); do sleep 5 & done 2>&1 | head -3; echo end",
-                          settings=settings)
+                          settings=settings, runner=launcher(how))
     assert "fork" in out.lower() or "resource" in out.lower()
+
+
+@pytest.mark.parametrize("how", LAUNCHERS)
+async def test_each_rlimit_is_set_hard_inside_and_cannot_be_raised(world: World, how: str) -> None:
+    settings = settings_for(world)
+    settings.bash.memory_mb = 96
+    settings.bash.max_file_mb = 3
+    settings.bash.max_processes = 30
+    out = await sandboxed(world, "cat /proc/self/limits; ulimit -H -f unlimited && echo raised; "
+                                 "ulimit -S -f 99999999 && echo soft-raised", settings=settings,
+                          runner=launcher(how))
+    stdout = out.split("--- stdout ---\n")[1]
+    rows = {line[:26].strip(): line[26:].split()[:2] for line in stdout.splitlines()
+            if line.startswith("Max ")}
+    assert rows["Max data size"] == [str(96 * 1024 * 1024)] * 2
+    assert rows["Max file size"] == [str(3 * 1024 * 1024)] * 2
+    assert rows["Max core file size"] == ["0", "0"]
+    assert rows["Max processes"][0] == rows["Max processes"][1] != "unlimited"
+    assert "raised" not in stdout
+
+
+_WITH_TERMINAL = """
+import asyncio, json, sys
+from pathlib import Path
+from dexter.config import Settings
+from dexter.sandbox.cgroups import PoolStatus
+from dexter.sandbox.policy import build_policy
+from dexter.sandbox.process import run_command
+from dexter.sandbox.runner import Bubblewrap, detect_runner
+ws = Path(sys.argv[1])
+s = Settings(); s.home = str(ws / '.dexter'); s.scratchpad_dir = str(ws / 'scratchpads')
+r = detect_runner(s)
+runners = [r, Bubblewrap(r.binary, r.prlimit, seccomp=r.seccomp, cgroups=PoolStatus(None, 'x'))]
+own = open('/proc/self/stat').read().rsplit(')', 1)[1].split()[4]
+cmd = "cut -d' ' -f7 /proc/self/stat; (: < /dev/tty) 2>/dev/null && echo tty-open || echo no-tty"
+out = []
+for runner in runners:
+    res = asyncio.run(run_command(cmd, ws, 30, runner=runner, policy=build_policy(s, ws)))
+    out.append(res.stdout.kept.decode())
+print(json.dumps({"own_tty": own, "runs": out}))
+"""
+
+
+def test_a_command_never_has_dexters_terminal(world: World, tmp_path: Path) -> None:
+    """dexter runs with a terminal (a pseudo-terminal here); a command, started through the
+    cgroup helper or directly, has no controlling terminal, so it cannot read keystrokes
+    from it or push input into it (``TIOCSTI``)."""
+    import pty
+
+    script = tmp_path / "with_terminal.py"
+    script.write_text(_WITH_TERMINAL)
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), *sys.path])}
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: a session leader whose controlling terminal is the pty
+        try:
+            os.execve(sys.executable, [sys.executable, str(script), str(world.workspace)], env)
+        finally:
+            os._exit(127)
+    chunks = []
+    while True:
+        try:
+            data = os.read(fd, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(fd)
+    _, status = os.waitpid(pid, 0)
+    text = b"".join(chunks).decode(errors="replace")
+    assert os.waitstatus_to_exitcode(status) == 0, text
+    report = json.loads(text.strip().splitlines()[-1])
+    assert report["own_tty"] != "0"  # the test is real: dexter's process has a terminal
+    for run in report["runs"]:
+        lines = run.split()
+        assert lines[0] == "0" and "no-tty" in run and "tty-open" not in run
 
 
 async def test_a_command_that_outlives_dexter_is_killed_with_it(world: World, tmp_path: Path) -> None:

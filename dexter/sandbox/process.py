@@ -1,7 +1,8 @@
 """Running one shell command as a contained, bounded child process.
 
-``run_command`` starts ``/bin/sh -c`` in its own session and process group with no stdin,
-inside the given :class:`~dexter.sandbox.runner.SandboxRunner` and
+``run_command`` starts ``/bin/sh -c`` in its own process group, in a session without a
+controlling terminal (a new one, or the cgroup helper's: :mod:`dexter.sandbox.spawner`),
+with no stdin, inside the given :class:`~dexter.sandbox.runner.SandboxRunner` and
 :class:`~dexter.sandbox.policy.SandboxPolicy` (or directly, with an allowlisted
 environment). stdout and stderr are each kept up to 256 KB; the rest is read and dropped
 (so the child never blocks on a full pipe) and counted. On timeout or cancellation the
@@ -201,7 +202,7 @@ async def _run(command: str, cwd: os.PathLike[str] | str, timeout: int, launch: 
     starting: Awaitable[asyncio.subprocess.Process | SpawnedProcess]
     if launch.spawner is not None:
         starting = launch.spawner.spawn(launch.argv, launch.env, os.fspath(cwd),
-                                        launch.pass_fds)
+                                        launch.pass_fds, launch.rlimits)
     else:
         starting = asyncio.create_subprocess_exec(
             *launch.argv, cwd=cwd, stdin=asyncio.subprocess.DEVNULL,

@@ -39,7 +39,7 @@ from dexter.sandbox.policy import ETC_SECRETS, SYSTEM_READ_DIRS, Limits, Sandbox
 
 if TYPE_CHECKING:
     from dexter.config import Settings
-    from dexter.sandbox.cgroups import Cgroup, PoolStatus
+    from dexter.sandbox.cgroups import Cgroup, CgroupPool, PoolStatus
     from dexter.sandbox.guard import Prepared
     from dexter.sandbox.seccomp import SeccompProgram
     from dexter.sandbox.spawner import Spawner
@@ -87,6 +87,8 @@ class Launch:
     cgroup: Cgroup | None = None
     spawner: Spawner | None = None
     """Starts the command inside ``cgroup`` (None: started directly)."""
+    rlimits: tuple[tuple[int, int], ...] = ()
+    """``(resource, value)`` pairs the ``spawner`` sets before it starts the command."""
     notes: list[str] = field(default_factory=list)
 
 
@@ -129,9 +131,11 @@ class NoSandbox:
 class Bubblewrap:
     """Linux: a ``bwrap`` mount tree per command.
 
-    Limits are applied inside by util-linux's ``prlimit`` when it is installed (an exec
+    Limits are applied by a cgroup where one can be made, with the rlimits set by the
+    cgroup's helper (:mod:`dexter.sandbox.spawner`) in the process that execs ``bwrap``;
+    without a cgroup, inside by util-linux's ``prlimit`` when it is installed (an exec
     costs about a millisecond; a ``preexec_fn`` would make Python fork its whole address
-    space for every command instead of using vfork), and by a cgroup where one can be made.
+    space for every command instead of using vfork).
     """
 
     def __init__(self, binary: str, prlimit: str | None = None, *,
@@ -161,21 +165,26 @@ class Bubblewrap:
                            f"without a cgroup ({self.cgroups.problem})")
             out.append(f"a memory limit that counts shared memory and tmpfs pages "
                        f"({self.cgroups.problem})")
-        if self.prlimit is None:
+        if self.prlimit is None and self._pool() is None:
             out.append("rlimits inside the sandbox (util-linux's prlimit is not installed)")
         return tuple(out)
 
+    def _pool(self) -> CgroupPool | None:
+        return self.cgroups.pool if self.cgroups is not None else None
+
     @property
     def limits_in_argv(self) -> bool:
-        return self.prlimit is not None
+        """The launch applies the limits: the cgroup's helper does, or ``prlimit``."""
+        return self._pool() is not None or self.prlimit is not None
 
     def argv(self, shell_argv: list[str], policy: SandboxPolicy,
              prepared: Prepared | None = None, *, seccomp_fd: int | None = None,
-             binds: BindSources | None = None) -> list[str]:
+             binds: BindSources | None = None, prlimit: bool = True) -> list[str]:
         """The ``bwrap`` command line (without the cgroup wrapper). ``binds`` collects the
-        descriptors the command line names (to hand to bwrap, and close afterwards)."""
+        descriptors the command line names (to hand to bwrap, and close afterwards);
+        ``prlimit``: start the shell through ``prlimit`` (when installed) with the limits."""
         inner = shell_argv
-        if self.prlimit is not None:
+        if self.prlimit is not None and prlimit:
             inner = [self.prlimit, *prlimit_options(policy.limits), "--", *shell_argv]
         binds = binds or BindSources(prepared, fd_binds=False)
         opts = bwrap_options(policy, prepared, is_root=self.as_root, empty=empty_file(),
@@ -194,20 +203,19 @@ class Bubblewrap:
         seccomp_fd = None
         if self.seccomp is not None and self.seccomp.bpf:
             seccomp_fd = _data_fd(self.seccomp.bpf)
+        pool = self._pool()
         try:
-            argv = self.argv(shell_argv, policy, prepared, seccomp_fd=seccomp_fd, binds=binds)
+            argv = self.argv(shell_argv, policy, prepared, seccomp_fd=seccomp_fd, binds=binds,
+                             prlimit=pool is None)
             fds = [*binds.fds, *([seccomp_fd] if seccomp_fd is not None else [])]
-            pool = self.cgroups.pool if self.cgroups is not None else None
             if pool is None:
                 yield Launch(argv, env, tuple(fds))
                 return
             with pool.acquire(policy.limits.max_processes, policy.limits.memory_bytes) as group:
-                if self.limits_in_argv:
-                    yield Launch(argv, env, tuple(fds), group, pool.spawner(group))
-                else:  # the rlimits need a preexec_fn: start it through a joining shell
-                    from dexter.sandbox.cgroups import join_argv
-
-                    yield Launch(join_argv(group, argv), env, tuple(fds), group)
+                # root's processes are exempt from RLIMIT_NPROC (the cgroup counts them)
+                nproc = policy.limits.max_processes + 1 if self.as_root else None
+                yield Launch(argv, env, tuple(fds), group, pool.spawner(group),
+                             rlimit_pairs(policy.limits, nproc))
         finally:
             binds.close()
             if seccomp_fd is not None:
@@ -299,7 +307,9 @@ def bwrap_options(policy: SandboxPolicy, prepared: Prepared | None = None, *,
     is_root = os.geteuid() == 0 if is_root is None else is_root
     bind = (binds or BindSources(prepared, fd_binds=False)).bind
     tmp = ["--size", str(policy.limits.tmp_bytes)] if policy.limits.tmp_bytes else []
-    opts = ["--die-with-parent", "--new-session", "--unshare-user"]
+    # No --new-session: both launchers start the command in a session without a terminal
+    # (the cgroup helper's own, or a new one), and a second setsid costs about 3 ms.
+    opts = ["--die-with-parent", "--unshare-user"]
     if is_root:
         opts += ["--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID)]
     opts += ["--disable-userns", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
@@ -442,23 +452,31 @@ def prlimit_options(limits: Limits) -> list[str]:
     return opts
 
 
+def rlimit_pairs(limits: Limits, nproc: int | None = None) -> tuple[tuple[int, int], ...]:
+    """``(resource, value)`` for each rlimit of ``limits`` (soft and hard alike, so nothing
+    inside raises them): data size, processes (``nproc``; None: above the count the user
+    already runs, since the kernel counts every process of the user), file size, no core.
+    """
+    if nproc is None:
+        nproc = _user_process_count() + limits.max_processes if limits.max_processes else 0
+    pairs = [(getattr(resource, "RLIMIT_DATA", None), limits.memory_bytes),
+             (getattr(resource, "RLIMIT_NPROC", None), nproc if limits.max_processes else 0),
+             (resource.RLIMIT_FSIZE, limits.max_file_bytes),
+             (resource.RLIMIT_CORE, 0)]
+    return tuple((which, value) for which, value in pairs
+                 if which is not None and (value or which == resource.RLIMIT_CORE))
+
+
 def limit_setter(limits: Limits) -> Callable[[], None]:
     """A ``preexec_fn`` that applies ``limits`` to the command and everything it starts.
 
-    The process limit counts every process of the user, so it is set above the count the
-    user already runs. Root is exempt from it by the kernel; the PID namespace still keeps
+    Root is exempt from the process limit by the kernel; the PID namespace still keeps
     a root command's processes inside the sandbox and they all end with it.
     """
-    nproc = _user_process_count() + limits.max_processes if limits.max_processes else 0
+    pairs = rlimit_pairs(limits)
 
     def apply() -> None:
-        pairs = [(getattr(resource, "RLIMIT_DATA", None), limits.memory_bytes),
-                 (getattr(resource, "RLIMIT_NPROC", None), nproc),
-                 (resource.RLIMIT_FSIZE, limits.max_file_bytes),
-                 (resource.RLIMIT_CORE, 0)]
         for which, value in pairs:
-            if which is None or (value == 0 and which != resource.RLIMIT_CORE):
-                continue
             try:
                 _, hard = resource.getrlimit(which)
                 cap = value if hard == resource.RLIM_INFINITY else min(value, hard)

@@ -6,9 +6,20 @@ process that is already inside forks children that are inside from their first
 instruction, for free. So each cgroup of the pool gets one small helper process, moved in
 once: :class:`Spawner` sends it a command (``argv``, environment, working directory, and
 the descriptors it needs: stdin, stdout, stderr and the ones ``bwrap`` reads, passed over a
-Unix socket with ``SCM_RIGHTS``); it forks, the child starts its own session and execs,
-and the helper reports the pid, then the exit status. The helper dies with dexter
-(``PR_SET_PDEATHSIG``), and ``bwrap --die-with-parent`` with it.
+Unix socket with ``SCM_RIGHTS``, and the resource limits); it forks, the child makes its own
+process group (both sides call ``setpgid``, so the group exists before dexter can signal
+it), sets the limits and execs, and the helper reports the pid, then the exit status. The
+helper dies with dexter (``PR_SET_PDEATHSIG``), and ``bwrap --die-with-parent`` with it.
+
+The helper is a session leader with no controlling terminal (it is started in a new
+session, and opens no terminal), and a command stays in its session: no command can reach
+the terminal dexter runs in (``TIOCSTI``, reading keystrokes). A new session per command
+would say the same again at a price: with the scheduler's autogroups (on by default), each
+``setsid`` makes a new scheduling group, and on a loaded machine the process then waits
+about 3 ms for its first turn (measured by ``benchmarks/sandbox_cost.py``).
+
+The limits are set in the forked child, so ``bwrap`` and everything it starts inherit
+them, without a ``prlimit`` exec per command (about 1 ms).
 """
 
 from __future__ import annotations
@@ -27,7 +38,7 @@ from collections.abc import Sequence
 # directory nor the script's folder on sys.path) and no site (-S): the helper runs outside
 # the sandbox, so it must not import a json.py a command wrote into the workspace.
 HELPER = r'''
-import ctypes, fcntl, json, os, signal, socket, sys
+import ctypes, fcntl, json, os, resource, signal, socket, sys
 libc = ctypes.CDLL(None, use_errno=True)
 libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG: die with dexter
 if os.getppid() == 1:
@@ -44,7 +55,11 @@ while True:
     pid = os.fork()
     if pid == 0:
         try:
-            os.setsid()
+            os.setpgid(0, 0)
+            for which, value in req["limits"]:
+                _, hard = resource.getrlimit(which)
+                cap = value if hard == resource.RLIM_INFINITY else min(value, hard)
+                resource.setrlimit(which, (cap, cap))
             high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 1000) for fd in fds]
             targets = [0, 1, 2, *req["pass"]]
             for src, dst in zip(high, targets):
@@ -61,6 +76,8 @@ while True:
             try: os.write(2, f"dexter: could not start {req['argv'][0]}: {exc}\n".encode())
             except OSError: pass
             os._exit(127)
+    try: os.setpgid(pid, pid)
+    except OSError: pass  # it did so itself and has started bwrap
     for fd in fds:
         os.close(fd)
     sock.send(json.dumps({"pid": pid}).encode())
@@ -95,15 +112,19 @@ class Spawner:
         return self._proc.pid
 
     async def spawn(self, argv: Sequence[str], env: dict[str, str], cwd: str,
-                    pass_fds: Sequence[int]) -> SpawnedProcess:
-        """Start ``argv``; its stdout and stderr come back as stream readers."""
+                    pass_fds: Sequence[int],
+                    rlimits: Sequence[tuple[int, int]] = ()) -> SpawnedProcess:
+        """Start ``argv`` with each ``(resource, value)`` of ``rlimits`` as its soft and hard
+        limit (capped at the helper's own hard limit; a limit that cannot be set fails the
+        start); its stdout and stderr come back as stream readers."""
         loop = asyncio.get_running_loop()
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
         null = os.open(os.devnull, os.O_RDONLY)
         try:
             request = json.dumps({"argv": list(argv), "env": env, "cwd": cwd,
-                                  "pass": list(pass_fds)}).encode()
+                                  "pass": list(pass_fds),
+                                  "limits": [list(pair) for pair in rlimits]}).encode()
             await _send_fds(loop, self._sock, request, [null, out_w, err_w, *pass_fds])
         except OSError:
             for fd in (out_r, err_r):
