@@ -17,18 +17,28 @@ set ``ctime`` back (it moves whenever ``mtime`` is set), so a folder whose key i
 has the same entries. A folder changed in the last :data:`STABLE_NS` is read again every
 time, since two changes within one clock tick could leave its times equal. Inside ``.git``
 and inside a secret folder (masked whole) nothing is looked at.
+
+On Linux the scan also watches each folder it reads (:mod:`dexter.sandbox.watch`,
+inotify: the watch is in place before the folder is looked at, and every change to it,
+by a command or by anyone, queues an event). A folder whose listing is cached, watched
+with no event since, on a local file system, and whose parent's listing is unchanged in
+this scan (so its name still leads to the same folder) is not even looked at: an
+unchanged workspace costs a dictionary look-up per folder instead of an ``lstat``. A
+queue overflow or a change of the mount table makes every folder be looked at again.
 """
 
 from __future__ import annotations
 
 import os
 import stat
+import threading
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from dexter.sandbox.paths import SECRET_DIR_PATHS, is_secret_name
+from dexter.sandbox.watch import FolderWatch
 
 MAX_FOLDER_PATH = 3_500
 """A folder whose path is longer than this many bytes is masked whole, never walked: a
@@ -65,28 +75,47 @@ class ScanResult:
     """Folders walked."""
     listed: int = 0
     """Folders read again (new or changed since the last scan)."""
+    looked: int = 0
+    """Folders whose times were looked at (the others were watched and unchanged)."""
 
 
 class TreeScanner:
     """Walks folders for secret-named entries and ``.git``, remembering unchanged folders.
 
     One scanner serves a process (:func:`scanner`); its cache only saves time, never
-    changes what a scan finds.
+    changes what a scan finds. Scans run one at a time (a command's check after it runs in
+    a thread).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, watch: bool = True) -> None:
         self._cache: dict[str, _Listing] = {}
+        self._watch = FolderWatch() if watch else None
+        self._trusted: set[str] = set()
+        """Cached folders watched since their listing was known current, with no event."""
+        self._lock = threading.Lock()
 
     def scan(self, roots: Iterable[Path], skip: Iterable[Path] = (),
              max_depth: int | None = None) -> ScanResult:
         """Scan ``roots`` (folders; missing ones are ignored). ``skip`` lists folders not
         to enter (``DEXTER_HOME``, hidden from the command whole); ``max_depth`` bounds the
         levels below each root (None: all of them)."""
+        with self._lock:
+            return self._scan(roots, skip, max_depth)
+
+    def _scan(self, roots: Iterable[Path], skip: Iterable[Path],
+              max_depth: int | None) -> ScanResult:
         result = ScanResult()
         skipped = {str(p) for p in skip}
         now = time.time_ns()
         if len(self._cache) > MAX_CACHED:
             self._cache.clear()
+            self._trusted.clear()
+        if self._watch is not None:
+            changes = self._watch.changed()
+            if changes.everything:
+                self._trusted.clear()
+            else:
+                self._trusted -= changes.folders
         seen: set[str] = set()
         stack = [(str(r), 0) for r in dict.fromkeys(roots)]
         if max_depth is None:
@@ -105,18 +134,37 @@ class TreeScanner:
                 stack.extend((n, depth + 1) for n in listing.subdirs)
         return result
 
-    def _walk(self, stack: list[str], skipped: set[str], seen: set[str], now: int,
+    def _walk(self, roots: list[str], skipped: set[str], seen: set[str], now: int,
               result: ScanResult) -> None:
-        """The unbounded walk: the hot loop of every command, kept to one ``lstat`` and a
-        dictionary look-up per unchanged folder."""
+        """The unbounded walk: the hot loop of every command, kept to a dictionary look-up
+        per watched unchanged folder, and one ``lstat`` per other unchanged folder.
+
+        A folder is taken from the cache unseen only when it is trusted (watched, no event
+        since its listing was known current) and its parent's listing is unchanged in this
+        walk (``same``): then its name still leads to the folder that was watched."""
         cache = self._cache
+        trusted = self._trusted
+        watch = self._watch
         lstat = os.lstat
         isdir = stat.S_ISDIR
+        stack = [(r, False) for r in roots]
         while stack:
-            folder = stack.pop()
+            folder, same = stack.pop()
             if folder in seen or folder in skipped:
                 continue
             seen.add(folder)
+            if same and folder in trusted:
+                listing = cache.get(folder)
+                if listing is not None:
+                    result.folders += 1
+                    if listing.found is not None:
+                        self._collect(listing, result)
+                    stack.extend([(sub, True) for sub in listing.subdirs])
+                    continue
+            trusted.discard(folder)
+            # watched before it is looked at: a change from now on queues an event
+            watched = watch is not None and watch.add(folder)
+            result.looked += 1
             try:
                 st = lstat(folder)
             except OSError:
@@ -124,16 +172,19 @@ class TreeScanner:
             if not isdir(st.st_mode):
                 continue
             cached = cache.get(folder)
-            listing: _Listing | None = cached
-            if cached is None or cached.key != (st.st_dev, st.st_ino, st.st_mtime_ns,
-                                                st.st_ctime_ns):
+            listing = cached
+            unchanged = cached is not None and cached.key == (st.st_dev, st.st_ino,
+                                                              st.st_mtime_ns, st.st_ctime_ns)
+            if not unchanged:
                 listing = self._fresh(folder, st, now, result)
             if listing is None:
                 continue
+            if watched and watch is not None and folder in cache and watch.local(st.st_dev):
+                trusted.add(folder)
             result.folders += 1
             if listing.found is not None:
                 self._collect(listing, result)
-            stack.extend(listing.subdirs)
+            stack.extend([(sub, unchanged) for sub in listing.subdirs])
 
     @staticmethod
     def _collect(listing: _Listing, result: ScanResult) -> None:
@@ -165,6 +216,13 @@ class TreeScanner:
         result.listed += 1
         key = (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
         listing = _read(folder, key)
+        # the folder's names may lead elsewhere now: none of its subfolders is trusted
+        # until looked at again (even one this scan skips)
+        trusted = self._trusted
+        trusted.discard(folder)
+        for old in (self._cache.get(folder), listing):
+            if old is not None:
+                trusted.difference_update(old.subdirs)
         if listing is None or max(st.st_mtime_ns, st.st_ctime_ns) >= now - STABLE_NS:
             self._cache.pop(folder, None)
         else:
