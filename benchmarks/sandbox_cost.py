@@ -5,10 +5,16 @@ directly and inside the bubblewrap sandbox (policy built per command, as the too
 the workspace scan, the checks before and after, seccomp and the cgroup), the two
 interleaved so that a busy machine slows both alike; prints the median and p90 of each and
 the sandbox's extra milliseconds per command. Goal: under 20 ms on top of the command.
+Then where the time goes (medians of ``RUNS`` more commands): dexter's policy build, the
+checks before and after, the start through the cgroup helper, and the process chain
+(``bwrap`` and the shell), with ``bwrap`` alone on the same command line beside a plain
+``sh`` for scale.
 
 Part 2: the scan of a large workspace (``LARGE_DIRS`` folders, ``LARGE_FILES`` files,
 ``node_modules`` and deep folders included, a few secret files planted): the first scan,
-the next ones (cached while folders are unchanged), and a contained ``true`` there.
+the next ones while nothing changed (watched folders, and for comparison without watches:
+an ``lstat`` per folder), one after a change deep in the tree, and a contained ``true``
+there.
 
 ``--corpus``: the red-team corpus of ``dexter.testing.shell_corpus`` as
 ``dexter ask --yes`` would run it: dangerous commands that caused harm (goal 0) and benign
@@ -21,12 +27,17 @@ Run: ``.venv/bin/python benchmarks/sandbox_cost.py [--corpus]``
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 import os
 import statistics
 import sys
 import tempfile
 import time
+from collections import defaultdict
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -60,6 +71,83 @@ async def _time(command: str, cwd: Path, settings: Settings,
     return direct, boxed
 
 
+@contextlib.contextmanager
+def _timed(phases: dict[str, list[float]]) -> Iterator[None]:
+    """Time the steps of each contained command (the functions ``run_command`` calls)."""
+    from dexter.sandbox import process
+    from dexter.sandbox.spawner import SpawnedProcess, Spawner
+
+    def sync(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(fn)
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                phases[name].append((time.perf_counter() - started) * 1000)
+        return timed
+
+    def coro(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(fn)
+        async def timed(*args: Any, **kwargs: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return await fn(*args, **kwargs)
+            finally:
+                phases[name].append((time.perf_counter() - started) * 1000)
+        return timed
+
+    saved = (process.prepare, process.after, Spawner.spawn, SpawnedProcess._wait)
+    process.prepare = sync("check before (open what is bound)", process.prepare)  # type: ignore[assignment]
+    process.after = sync("check after (links, identities, scan)", process.after)  # type: ignore[assignment]
+    Spawner.spawn = coro("start through the cgroup helper", Spawner.spawn)  # type: ignore[method-assign]
+    SpawnedProcess._wait = coro("bwrap and sh, start to exit", SpawnedProcess._wait)  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        process.prepare, process.after, Spawner.spawn, SpawnedProcess._wait = saved  # type: ignore[method-assign]
+
+
+def _spawn_ms(argv: list[str]) -> float:
+    started = time.perf_counter()
+    pid = os.posix_spawn(argv[0], argv, {"PATH": "/usr/bin:/bin"})
+    os.waitpid(pid, 0)
+    return (time.perf_counter() - started) * 1000
+
+
+def _breakdown(settings: Settings, cwd: Path) -> None:
+    """Where a contained ``true`` spends its time, step by step (medians)."""
+    from dexter.sandbox.guard import prepare
+    from dexter.sandbox.runner import Bubblewrap
+
+    runner = detect_runner(settings)
+    phases: dict[str, list[float]] = defaultdict(list)
+    with _timed(phases):
+        for _ in range(RUNS):
+            started = time.perf_counter()
+            policy = build_policy(settings, cwd)
+            phases["policy build (scan included)"].append((time.perf_counter() - started) * 1000)
+            started = time.perf_counter()
+            asyncio.run(run_command("true", cwd, 30, runner=runner, policy=policy))
+            phases["run_command in all"].append((time.perf_counter() - started) * 1000)
+    for name, values in phases.items():
+        print(f"  {name}: {statistics.median(values):.2f} ms")
+    if isinstance(runner, Bubblewrap):
+        policy = build_policy(settings, cwd)
+        prepared = prepare(policy)
+        try:
+            bwrap = runner.argv(["/bin/sh", "-c", "true"], policy, prepared, prlimit=False)
+            plain, alone = [], []
+            for _ in range(RUNS):
+                plain.append(_spawn_ms(["/bin/sh", "-c", "true"]))
+                alone.append(_spawn_ms(bwrap))
+        finally:
+            prepared.close()
+        print(f"  for scale, outside dexter: sh -c true {statistics.median(plain):.2f} ms, "
+              f"bwrap with the same {len(bwrap)}-word command line (no seccomp, no cgroup) "
+              f"{statistics.median(alone):.2f} ms")
+
+
 def _large_workspace(root: Path) -> int:
     """A workspace of LARGE_DIRS folders and LARGE_FILES files; returns the secrets planted."""
     per_dir = LARGE_FILES // LARGE_DIRS
@@ -82,22 +170,35 @@ def _scan_part(settings: Settings) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         ws = Path(tmp)
         planted = _large_workspace(ws)
-        scanner = TreeScanner()
+        scanner, unwatched = TreeScanner(), TreeScanner(watch=False)
         started = time.perf_counter()
         first = scanner.scan([ws])
         first_ms = (time.perf_counter() - started) * 1000
         time.sleep(2.1)  # folders older than the cache's two seconds are remembered
         scanner.scan([ws])
-        cached = []
-        for _ in range(10):
+        unwatched.scan([ws])
+        cached, plain, changed = [], [], []
+        for i in range(10):
             started = time.perf_counter()
             again = scanner.scan([ws])
             cached.append((time.perf_counter() - started) * 1000)
+            started = time.perf_counter()
+            unwatched.scan([ws])
+            plain.append((time.perf_counter() - started) * 1000)
+            (ws / "node_modules" / "p1" / "m1" / f"new{i}").mkdir(parents=True)
+            started = time.perf_counter()
+            after_change = scanner.scan([ws])
+            changed.append((time.perf_counter() - started) * 1000)
         assert len(again.secret_files) == planted == len(first.secret_files)
+        assert after_change.folders == first.folders + 10
         print(f"scan of a workspace of {first.folders:,} folders and {LARGE_FILES:,} files "
               f"({planted} secret files at depth 4, half in node_modules): first "
-              f"{first_ms:.0f} ms, then {statistics.median(cached):.1f} ms while unchanged "
-              f"({statistics.median(cached) * 1000 / first.folders:.2f} µs per folder)")
+              f"{first_ms:.0f} ms; then while unchanged {statistics.median(cached):.1f} ms "
+              f"with watched folders ({again.looked} looked at) and "
+              f"{statistics.median(plain):.1f} ms without ({first.folders:,} looked at, "
+              f"{statistics.median(plain) * 1000 / first.folders:.2f} µs per folder); after "
+              f"a new folder at depth 4: {statistics.median(changed):.1f} ms "
+              f"({after_change.looked} looked at)")
         settings.home = str(ws / ".dexter")
         settings.scratchpad_dir = str(ws / "scratchpads")
         build_policy(settings, ws)
@@ -142,6 +243,9 @@ def main() -> None:
                   f"({statistics.median(boxed) / statistics.median(direct):.2f}x)")
             print(f"GOAL {'MET' if extra < GOAL_MS else 'NOT MET'}: under {GOAL_MS:.0f} ms on top "
                   f"of {command!r}")
+        print(f"where a contained 'true' spends its time (medians of {RUNS}; load "
+              f"{os.getloadavg()[0]:.1f}):")
+        _breakdown(settings, cwd)
     _scan_part(Settings())
     if "--corpus" in sys.argv:
         from dexter.testing.shell_corpus import refused_without_sandbox, run_corpus
