@@ -108,6 +108,41 @@ def _timed(phases: dict[str, list[float]]) -> Iterator[None]:
         process.prepare, process.after, Spawner.spawn, SpawnedProcess._wait = saved  # type: ignore[method-assign]
 
 
+def _cpu_ms() -> float:
+    """CPU milliseconds used so far by this process and everything it started: its reaped
+    children, and the live ones with what they reaped (the cgroup helper and the commands
+    it started). Unlike wall-clock time, it hardly grows with the machine's load."""
+    import resource
+
+    total = sum(getattr(resource.getrusage(who), f) for who in
+                (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+                for f in ("ru_utime", "ru_stime")) * 1000
+    tick = os.sysconf("SC_CLK_TCK")
+    with contextlib.suppress(OSError):
+        me = os.getpid()
+        for child in Path(f"/proc/{me}/task/{me}/children").read_text().split():
+            with contextlib.suppress(OSError, ValueError):
+                fields = Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()
+                total += sum(int(v) for v in fields[11:15]) * 1000 / tick
+    return total
+
+
+def _cpu_per_command(settings: Settings, cwd: Path, runs: int = 100) -> tuple[float, float]:
+    """(direct, contained) CPU milliseconds per ``true``, dexter's own part included."""
+    runner = detect_runner(settings)
+
+    async def go(boxed: bool) -> float:
+        started = _cpu_ms()
+        for _ in range(runs):
+            if boxed:
+                await run_command("true", cwd, 30, runner=runner, policy=build_policy(settings, cwd))
+            else:
+                await run_command("true", cwd, 30)
+        return (_cpu_ms() - started) / runs
+
+    return asyncio.run(go(False)), asyncio.run(go(True))
+
+
 def _spawn_ms(argv: list[str]) -> float:
     started = time.perf_counter()
     pid = os.posix_spawn(argv[0], argv, {"PATH": "/usr/bin:/bin"})
@@ -246,6 +281,10 @@ def main() -> None:
         print(f"where a contained 'true' spends its time (medians of {RUNS}; load "
               f"{os.getloadavg()[0]:.1f}):")
         _breakdown(settings, cwd)
+        direct_cpu, boxed_cpu = _cpu_per_command(settings, cwd)
+        print(f"CPU per 'true' (dexter, the cgroup helper, bwrap and sh; mean of 100, "
+              f"load-independent): direct {direct_cpu:.1f} ms, contained {boxed_cpu:.1f} ms "
+              f"(+{boxed_cpu - direct_cpu:.1f} ms)")
     _scan_part(Settings())
     if "--corpus" in sys.argv:
         from dexter.testing.shell_corpus import refused_without_sandbox, run_corpus
