@@ -40,9 +40,10 @@ def test_an_unchanged_watched_tree_is_not_looked_at_but_still_found(tmp_path: Pa
     (tmp_path / "e" / "f" / "g" / "h" / "id_rsa").write_text("k")
     scanner = TreeScanner()
     first = scanner.scan([tmp_path])
+    (tmp_path / "a" / "d" / "notes.txt").write_text("x")  # a change elsewhere: a walk
     second = scanner.scan([tmp_path])
-    assert first.looked == first.folders == second.folders == 12
-    assert second.looked == 1 and second.listed == 0  # the root only
+    assert first.looked == first.folders == second.folders == 12 and not second.reused
+    assert second.looked == 2 and second.listed == 1  # the root, and the folder changed
     assert second.secret_files == first.secret_files == [tmp_path / "e/f/g/h/id_rsa"]
 
 
@@ -139,7 +140,7 @@ def test_a_changed_mount_table_makes_every_folder_be_looked_at(
     _tree(tmp_path)
     scanner = TreeScanner()
     scanner.scan([tmp_path])
-    assert scanner.scan([tmp_path]).looked == 1
+    assert scanner.scan([tmp_path]).looked == 0
     table = watch_module._mount_table()
     monkeypatch.setattr(watch_module, "_mount_table", lambda: table + "99 1 0:999 / /x rw - tmpfs t rw\n")
     found = scanner.scan([tmp_path])
@@ -189,7 +190,7 @@ async def test_what_a_sandboxed_command_did_in_a_watched_folder_is_found_after_i
     monkeypatch.setattr(scan_module, "_SCANNER", scanner)
     build_policy(settings, ws)
     policy = build_policy(settings, ws)
-    assert scanner.scan([ws], skip=[ws / ".dexter"]).looked == 1
+    assert scanner.scan([ws], skip=[ws / ".dexter"]).looked <= 1  # the root at most
     result = await run_command("mkdir -p data/2024/q1/.git/hooks && echo key > data/2024/q1/.env",
                                ws, 30, runner=runner, policy=policy)
     assert any("data/2024/q1/.git" in f for f in result.findings), result.findings
@@ -208,3 +209,52 @@ def test_past_its_share_of_watches_a_scan_looks_at_the_rest(
     assert found.folders == 12 and found.looked >= 8  # at most 4 watched
     (tmp_path / "node_modules" / "pkg" / "lib" / ".env").write_text("x")
     assert scanner.scan([tmp_path]).secret_files == [tmp_path / "node_modules/pkg/lib/.env"]
+
+
+def test_a_scan_after_no_change_at_all_reuses_the_last_findings(tmp_path: Path) -> None:
+    _tree(tmp_path)
+    (tmp_path / "a" / "d" / ".env").write_text("x")
+    scanner = TreeScanner()
+    walked = scanner.scan([tmp_path])
+    again = scanner.scan([tmp_path])
+    assert not walked.reused and again.reused and again.looked == 0
+    assert (again.secret_files, again.folders) == (walked.secret_files, walked.folders)
+    again.secret_files.append(tmp_path / "x")  # a caller's change is its own
+    assert scanner.scan([tmp_path]).secret_files == [tmp_path / "a/d/.env"]
+    assert not scanner.scan([tmp_path], skip=[tmp_path / "e"]).reused  # other arguments
+    (tmp_path / "e" / "f" / "id_rsa").write_text("k")
+    found = scanner.scan([tmp_path])
+    assert not found.reused and tmp_path / "e/f/id_rsa" in found.secret_files
+
+
+def test_a_change_seen_by_a_scan_of_other_folders_is_not_lost(tmp_path: Path) -> None:
+    _tree(tmp_path)
+    scanner = TreeScanner()
+    scanner.scan([tmp_path])
+    scanner.scan([tmp_path])
+    (tmp_path / "a" / "b" / "c" / "id_rsa").write_text("k")
+    scanner.scan([tmp_path / "e"])  # takes the event from the queue
+    found = scanner.scan([tmp_path])
+    assert not found.reused and found.secret_files == [tmp_path / "a/b/c/id_rsa"]
+
+
+def test_a_root_replaced_by_renaming_its_parent_is_walked_again(tmp_path: Path) -> None:
+    ws = tmp_path / "p" / "ws"
+    (ws / "sub").mkdir(parents=True)
+    scanner = TreeScanner()
+    scanner.scan([ws])
+    assert scanner.scan([ws]).reused
+    os.rename(tmp_path / "p", tmp_path / "p-old")  # no watch sees this: ws itself stays put
+    (ws / "sub").mkdir(parents=True)
+    (ws / "sub" / "server.pem").write_text("key")
+    found = scanner.scan([ws])
+    assert not found.reused and found.secret_files == [ws / "sub" / "server.pem"]
+
+
+def test_findings_are_not_reused_while_a_folder_is_not_watched(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(scan_module, "STABLE_NS", 10**18)  # every folder "just changed"
+    _tree(tmp_path)
+    scanner = TreeScanner()
+    first = scanner.scan([tmp_path])
+    assert first.untrusted == 12 and not scanner.scan([tmp_path]).reused

@@ -25,6 +25,9 @@ with no event since, on a local file system, and whose parent's listing is uncha
 this scan (so its name still leads to the same folder) is not even looked at: an
 unchanged workspace costs a dictionary look-up per folder instead of an ``lstat``. A
 queue overflow or a change of the mount table makes every folder be looked at again.
+When no watched folder changed at all since a scan of the same folders in which every
+folder was trusted (the check before a command, after the previous command's check found
+nothing new), and each root is still the same folder, that scan's findings are the answer.
 """
 
 from __future__ import annotations
@@ -77,6 +80,10 @@ class ScanResult:
     """Folders read again (new or changed since the last scan)."""
     looked: int = 0
     """Folders whose times were looked at (the others were watched and unchanged)."""
+    untrusted: int = 0
+    """Folders walked that are not watched and unchanged now (new, changed, not watchable)."""
+    reused: bool = False
+    """Nothing changed since the last scan of the same folders: its findings, unwalked."""
 
 
 class TreeScanner:
@@ -92,6 +99,9 @@ class TreeScanner:
         self._watch = FolderWatch() if watch else None
         self._trusted: set[str] = set()
         """Cached folders watched since their listing was known current, with no event."""
+        self._last: tuple[tuple[object, ...], ScanResult] | None = None
+        """The last unbounded scan in which every folder was trusted, by its arguments and
+        its roots' identities; forgotten on any change anywhere."""
         self._lock = threading.Lock()
 
     def scan(self, roots: Iterable[Path], skip: Iterable[Path] = (),
@@ -116,10 +126,19 @@ class TreeScanner:
                 self._trusted.clear()
             else:
                 self._trusted -= changes.folders
+            if changes.everything or changes.folders:
+                self._last = None
         seen: set[str] = set()
         stack = [(str(r), 0) for r in dict.fromkeys(roots)]
         if max_depth is None:
-            self._walk([s for s, _ in stack], skipped, seen, now, result)
+            names = [s for s, _ in stack]
+            key = (tuple(names), frozenset(skipped), tuple(_identity(n) for n in names))
+            if self._last is not None and self._last[0] == key:
+                return _copy(self._last[1])
+            self._last = None
+            self._walk(names, skipped, seen, now, result)
+            if self._watch is not None and self._watch.active and not result.untrusted:
+                self._last = (key, _copy(result))
             return result
         while stack:
             folder, depth = stack.pop()
@@ -162,6 +181,7 @@ class TreeScanner:
                     stack.extend([(sub, True) for sub in listing.subdirs])
                     continue
             trusted.discard(folder)
+            result.untrusted += 1  # until it is watched, cached and current below
             # watched before it is looked at: a change from now on queues an event
             watched = watch is not None and watch.add(folder)
             result.looked += 1
@@ -181,6 +201,7 @@ class TreeScanner:
                 continue
             if watched and watch is not None and folder in cache and watch.local(st.st_dev):
                 trusted.add(folder)
+                result.untrusted -= 1
             result.folders += 1
             if listing.found is not None:
                 self._collect(listing, result)
@@ -214,6 +235,7 @@ class TreeScanner:
     def _fresh(self, folder: str, st: os.stat_result, now: int,
                result: ScanResult) -> _Listing | None:
         result.listed += 1
+        self._last = None
         key = (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
         listing = _read(folder, key)
         # the folder's names may lead elsewhere now: none of its subfolders is trusted
@@ -228,6 +250,21 @@ class TreeScanner:
         else:
             self._cache[folder] = listing
         return listing
+
+
+def _identity(folder: str) -> tuple[int, int] | None:
+    try:
+        st = os.lstat(folder)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino) if stat.S_ISDIR(st.st_mode) else None
+
+
+def _copy(found: ScanResult) -> ScanResult:
+    """A reused scan's findings (lists of their own: callers may keep or extend them)."""
+    return ScanResult(list(found.secret_files), list(found.secret_dirs),
+                      list(found.git_entries), found.folders, listed=0, looked=0,
+                      reused=True)
 
 
 def _read(folder: str, key: tuple[int, int, int, int]) -> _Listing | None:
