@@ -111,7 +111,7 @@ def _timed(phases: dict[str, list[float]]) -> Iterator[None]:
 def _cpu_ms() -> float:
     """CPU milliseconds used so far by this process and everything it started: its reaped
     children, and the live ones with what they reaped (the cgroup helper and the commands
-    it started). Unlike wall-clock time, it hardly grows with the machine's load."""
+    it started). It grows far less with the machine's load than wall-clock time."""
     import resource
 
     total = sum(getattr(resource.getrusage(who), f) for who in
@@ -282,9 +282,9 @@ def main() -> None:
               f"{os.getloadavg()[0]:.1f}):")
         _breakdown(settings, cwd)
         direct_cpu, boxed_cpu = _cpu_per_command(settings, cwd)
-        print(f"CPU per 'true' (dexter, the cgroup helper, bwrap and sh; mean of 100, "
-              f"load-independent): direct {direct_cpu:.1f} ms, contained {boxed_cpu:.1f} ms "
-              f"(+{boxed_cpu - direct_cpu:.1f} ms)")
+        print(f"CPU per 'true' (dexter, the cgroup helper, bwrap and sh; mean of 100; it "
+              f"grows far less with the load than wall-clock time): direct {direct_cpu:.1f} ms, "
+              f"contained {boxed_cpu:.1f} ms (+{boxed_cpu - direct_cpu:.1f} ms)")
     _scan_part(Settings())
     if "--corpus" in sys.argv:
         from dexter.testing.shell_corpus import refused_without_sandbox, run_corpus
