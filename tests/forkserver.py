@@ -39,12 +39,24 @@ from typing import IO
 SERVER = r'''
 import ctypes, json, os, signal, socket, sys
 ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG: die with the worker
-for name in ("dexter.cli.app", "dexter.cli.ask", "dexter.agent.factory", "dexter.agent.loop",
-             "openai", "anthropic", "httpx", "rich.console", "rich.live", "tiktoken"):
+import pkgutil, dexter
+# Everything a run may import, dexter's modules and the libraries it loads lazily; not
+# matplotlib, which settles its config folder from HOME when it is imported.
+names = [m.name for m in pkgutil.walk_packages(dexter.__path__, "dexter.")
+         if not m.name.startswith(("dexter.__main__", "dexter.testing"))]
+names += ["openai", "anthropic", "httpx", "rich.console", "rich.live", "rich.table",
+          "rich.progress", "tiktoken", "lxml.html", "bs4", "openpyxl", "fpdf", "pypdf",
+          "markdown_it", "prompt_toolkit.shortcuts", "prompt_toolkit.application",
+          "mcp.client.session", "mcp.client.stdio", "mcp.client.streamable_http",
+          "mcp.shared._httpx_utils", "mcp.shared.exceptions", "mcp_types", "jsonschema",
+          "dotenv"]
+for name in names:
     try:
         __import__(name)
     except Exception:
         pass
+if "matplotlib" in sys.modules:
+    raise SystemExit("a module the fork server imported loaded matplotlib")
 listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 listener.bind(sys.argv[1])
 listener.listen(64)
@@ -110,8 +122,9 @@ def supervise(conn):
     for fd in fds:
         os.close(fd)
     conn.sendall(json.dumps({"pid": pid}).encode() + b"\n")
-    _, status = os.waitpid(pid, 0)
-    conn.sendall(json.dumps({"status": os.waitstatus_to_exitcode(status)}).encode() + b"\n")
+    _, status, usage = os.wait4(pid, 0)
+    conn.sendall(json.dumps({"status": os.waitstatus_to_exitcode(status),
+                             "cpu": usage.ru_utime + usage.ru_stime}).encode() + b"\n")
     os._exit(0)
 
 
@@ -126,6 +139,9 @@ while True:
     conn.close()
 '''
 
+cpu_seconds = 0.0
+"""CPU time of the runs this process started through the server and that have ended (for
+the suite's CPU log: they are the server's children, not this process's)."""
 _lock = threading.Lock()
 _server: tuple[subprocess.Popen[str], str] | None = None
 
@@ -182,7 +198,10 @@ def run(args: list[str], *, cwd: Path, env: dict[str, str], timeout: float,
             with contextlib.suppress(OSError):
                 os.killpg(pid, signal.SIGKILL)
             raise subprocess.TimeoutExpired([sys.executable, "-m", "dexter", *args], timeout)
-        status = int(json.loads(line)["status"])
+        ended = json.loads(line)
+        status = int(ended["status"])
+        global cpu_seconds
+        cpu_seconds += float(ended["cpu"])
         return status, _text(stdout), _text(stderr)
 
 
