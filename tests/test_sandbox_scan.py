@@ -258,3 +258,26 @@ def test_findings_are_not_reused_while_a_folder_is_not_watched(
     scanner = TreeScanner()
     first = scanner.scan([tmp_path])
     assert first.untrusted == 12 and not scanner.scan([tmp_path]).reused
+
+
+def test_a_forked_process_watches_with_its_own_queue(tmp_path: Path) -> None:
+    """A child forked from a process that has scanned (a fork server) must not read, or
+    trust, the parent's queue: the parent would miss the events the child took."""
+    _tree(tmp_path)
+    scanner = TreeScanner()
+    scanner.scan([tmp_path])
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: its first scan looks at every folder again
+        try:
+            found = scanner.scan([tmp_path])
+            os.write(write, f"{found.looked}".encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    child_looked = int(os.read(read, 100) or b"-1")
+    os.close(read)
+    os.waitpid(pid, 0)
+    (tmp_path / "a" / "b" / "c" / ".env").write_text("x")
+    assert child_looked == 12
+    assert scanner.scan([tmp_path]).secret_files == [tmp_path / "a/b/c/.env"]

@@ -120,6 +120,11 @@ class TreeScanner:
         if len(self._cache) > MAX_CACHED:
             self._cache.clear()
             self._trusted.clear()
+        if self._watch is not None and self._watch.pid != os.getpid():
+            # a forked child: the parent's queue is not its own to read
+            self._watch = FolderWatch()
+            self._trusted.clear()
+            self._last = None
         if self._watch is not None:
             changes = self._watch.changed()
             if changes.everything:

@@ -66,6 +66,9 @@ class FolderWatch:
 
     def __init__(self) -> None:
         self._fd = -1
+        self.pid = os.getpid()
+        """The process that made the instance (a forked child shares its queue: it must
+        make its own, :meth:`dexter.sandbox.scan.TreeScanner.scan` does)."""
         self._paths: dict[int, set[str]] = {}
         self._wd: dict[str, int] = {}
         self._local: dict[int, bool] = {}
@@ -161,7 +164,7 @@ class FolderWatch:
         self.close()
 
     def close(self) -> None:
-        if self._fd >= 0:
+        if self._fd >= 0 and self.pid == os.getpid():
             with contextlib.suppress(OSError):
                 os.close(self._fd)
         self._fd = -1
