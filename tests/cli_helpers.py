@@ -87,6 +87,18 @@ def dexter_command() -> list[str]:
     return [sys.executable, "-P", "-m", "dexter"]
 
 
+def spawn_terminal(args: list[str], *, cwd: Path, env: dict[str, str],
+                   dimensions: tuple[int, int], timeout: float) -> Any:
+    """``python -m dexter ARGS`` on a pseudo-terminal of ``dimensions`` (rows, columns) for
+    pexpect: a fork of the pre-imported interpreter (:class:`tests.forkserver.Terminal`),
+    or with ``DEXTER_TESTS_COLD=1`` a cold ``pexpect.spawn``."""
+    if forkserver.cold():
+        import pexpect
+        return pexpect.spawn(sys.executable, ["-m", "dexter", *args], cwd=str(cwd), env=env,
+                             dimensions=dimensions, encoding="utf-8", timeout=timeout)
+    return forkserver.Terminal(args, cwd=cwd, env=env, dimensions=dimensions, timeout=timeout)
+
+
 def run_cli(args: list[str], *, cwd: Path, env: dict[str, str], timeout: float = 60,
             input_text: str | None = None, as_script: bool = False,
             fresh: bool = False) -> CliResult:

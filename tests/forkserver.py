@@ -22,17 +22,22 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import fcntl
 import io
 import json
 import os
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
+import termios
 import threading
 from pathlib import Path
 from typing import IO
+
+from pexpect.fdpexpect import fdspawn
 
 # The server, run as ``python -P -c SERVER SOCKET_PATH``. ``-P``: no working directory on the
 # module path (a forked run changes directory into a test's workspace).
@@ -64,14 +69,42 @@ sys.stdout.write("ready\n"); sys.stdout.flush()
 signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # supervisors are reaped by the kernel
 
 
+KEEP = []
+
+
+def fresh_stdio(unbuffered):
+    """sys.stdin, stdout and stderr made again for the run's descriptors, as the
+    interpreter makes them at start (line-buffered on a terminal and for stderr;
+    write-through with PYTHONUNBUFFERED)."""
+    import io
+    KEEP.extend((sys.stdin, sys.stdout, sys.stderr))  # never closed: they hold fds 0-2
+    made = []
+    for fd in (0, 1, 2):
+        write = fd != 0
+        raw = io.FileIO(fd, "wb" if write else "rb", closefd=False)
+        buffer = raw if (write and unbuffered) else (
+            io.BufferedWriter(raw) if write else io.BufferedReader(raw))
+        made.append(io.TextIOWrapper(
+            buffer, encoding="utf-8", newline="\n",
+            errors="backslashreplace" if fd == 2 else "strict",
+            line_buffering=not unbuffered and (fd == 2 or (write and raw.isatty())),
+            write_through=write and unbuffered))
+    sys.stdin, sys.stdout, sys.stderr = made
+    sys.__stdin__, sys.__stdout__, sys.__stderr__ = made
+
+
 def run(conn, req, fds):
     os.setsid()
     for src, dst in zip(fds, (0, 1, 2)):
         os.dup2(src, dst)
+    if req.get("tty"):
+        import fcntl, termios
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
     os.closerange(3, 1 << 16)
     os.chdir(req["cwd"])
     os.environ.clear()
     os.environ.update(req["env"])
+    fresh_stdio(bool(req["env"].get("PYTHONUNBUFFERED")))
     sys.argv = ["-m", *req["args"]]
     code = 0
     try:
@@ -171,38 +204,113 @@ def _socket_path() -> str:
         return path
 
 
+def _start(args: list[str], cwd: Path, env: dict[str, str], fds: list[int],
+           tty: bool = False) -> tuple[socket.socket, IO[bytes], int]:
+    """Ask the server for a run on ``fds`` (stdin, stdout, stderr): (connection, its reader,
+    the run's pid)."""
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    conn.connect(_socket_path())
+    request = json.dumps({"args": args, "cwd": str(cwd), "env": env, "tty": tty}).encode()
+    request += b"\n"
+    socket.send_fds(conn, [request[:4096]], fds)
+    conn.sendall(request[4096:])
+    reader = conn.makefile("rb")
+    return conn, reader, int(json.loads(reader.readline())["pid"])
+
+
+def _ended(line: bytes) -> int:
+    """The exit status in the server's last line (negative: killed by that signal)."""
+    global cpu_seconds
+    ended = json.loads(line)
+    cpu_seconds += float(ended["cpu"])
+    return int(ended["status"])
+
+
 def run(args: list[str], *, cwd: Path, env: dict[str, str], timeout: float,
         input_text: str | None) -> tuple[int, str, str]:
     """Run ``python -m dexter ARGS`` as a fork of the pre-imported server: (exit code,
     stdout, stderr), as ``subprocess.run(..., capture_output=True, text=True)`` would give;
     raises :class:`subprocess.TimeoutExpired` after killing the run's process group."""
     with tempfile.TemporaryFile() as stdin, tempfile.TemporaryFile() as stdout, \
-            tempfile.TemporaryFile() as stderr, \
-            socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+            tempfile.TemporaryFile() as stderr:
         if input_text is not None:
             stdin.write(input_text.encode())
             stdin.seek(0)
-        conn.connect(_socket_path())
-        request = json.dumps({"args": args, "cwd": str(cwd), "env": env}).encode() + b"\n"
-        socket.send_fds(conn, [request[:4096]], [stdin.fileno(), stdout.fileno(),
-                                                 stderr.fileno()])
-        conn.sendall(request[4096:])
-        conn.settimeout(timeout)
-        reader = conn.makefile("rb")
-        pid = json.loads(reader.readline())["pid"]
-        try:
-            line = reader.readline()
-        except TimeoutError:
-            line = b""
-        if not line:
-            with contextlib.suppress(OSError):
-                os.killpg(pid, signal.SIGKILL)
-            raise subprocess.TimeoutExpired([sys.executable, "-m", "dexter", *args], timeout)
-        ended = json.loads(line)
-        status = int(ended["status"])
-        global cpu_seconds
-        cpu_seconds += float(ended["cpu"])
+        conn, reader, pid = _start(args, cwd, env,
+                                   [stdin.fileno(), stdout.fileno(), stderr.fileno()])
+        with conn, reader:
+            conn.settimeout(timeout)
+            try:
+                line = reader.readline()
+            except TimeoutError:
+                line = b""
+            if not line:
+                with contextlib.suppress(OSError):
+                    os.killpg(pid, signal.SIGKILL)
+                raise subprocess.TimeoutExpired([sys.executable, "-m", "dexter", *args],
+                                                timeout)
+            status = _ended(line)
         return status, _text(stdout), _text(stderr)
+
+
+class Terminal(fdspawn):
+    """A dexter run on a pseudo-terminal of its own, forked from the server: what
+    ``pexpect.spawn(sys.executable, ["-m", "dexter", *args], dimensions=...)`` gives
+    (``expect``, ``send``, ``sendcontrol``, ``sendintr``, ``close(force=True)``,
+    ``exitstatus`` and ``signalstatus``), the terminal its controlling one."""
+
+    def __init__(self, args: list[str], *, cwd: Path, env: dict[str, str],
+                 dimensions: tuple[int, int], timeout: float) -> None:
+        master, slave = os.openpty()
+        rows, cols = dimensions
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+        try:
+            self._conn, self._reader, self.pid = _start(args, cwd, env, [slave] * 3, tty=True)
+        finally:
+            os.close(slave)
+        super().__init__(master, timeout=timeout, encoding="utf-8")
+        self.exitstatus: int | None = None
+        self.signalstatus: int | None = None
+        self._status: int | None = None
+
+    def sendcontrol(self, char: str) -> int:
+        """Send the control character ``char`` (``"c"`` for Ctrl-C), as pexpect does."""
+        return self.send(chr(ord(char.lower()) - ord("a") + 1))
+
+    def sendintr(self) -> None:
+        """Send the terminal's interrupt character (Ctrl-C)."""
+        self.send("\x03")
+
+    def isalive(self) -> bool:
+        """Whether the run has not ended yet."""
+        return self._wait(0) is None
+
+    def _wait(self, timeout: float | None) -> int | None:
+        if self._status is None:
+            self._conn.settimeout(timeout)
+            try:
+                line = self._reader.readline()
+            except (TimeoutError, BlockingIOError):
+                return None
+            self._status = _ended(line)
+            self.exitstatus = self._status if self._status >= 0 else None
+            self.signalstatus = -self._status if self._status < 0 else None
+            self._reader.close()
+            self._conn.close()
+        return self._status
+
+    def close(self, force: bool = True) -> None:
+        """Close the terminal (a hang-up for the run, as pexpect's close sends) and wait
+        for the run to end; ``force``: kill it if it has not ended after a while."""
+        if self.child_fd != -1:
+            super().close()
+        if self._wait(5.0) is None:
+            if not force:
+                self._wait(None)
+                return
+            with contextlib.suppress(OSError):
+                os.killpg(self.pid, signal.SIGKILL)
+            self._wait(None)
 
 
 def _text(file: IO[bytes]) -> str:

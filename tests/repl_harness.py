@@ -25,6 +25,7 @@ from dexter.repl.app import Repl
 from dexter.testing.fakellm import FakeLLM
 from dexter.tools.base import Tool, ToolContext, ToolOutput
 from dexter.tools.calculator import CalculatorTool
+from tests.cli_helpers import LIVENESS
 
 ENTER = "\r"
 ESC = "\x1b"
@@ -109,7 +110,7 @@ class Driver:
     def line(self, text: str) -> None:
         self.pipe.send_text(text + ENTER)
 
-    async def wait_for(self, needle: str, timeout: float = 10.0, count: int = 1) -> str:
+    async def wait_for(self, needle: str, timeout: float = LIVENESS, count: int = 1) -> str:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.task.done():
@@ -120,7 +121,7 @@ class Driver:
             await asyncio.sleep(0.02)
         raise AssertionError(f"timed out waiting for {needle!r}; screen so far:\n{self.text}")
 
-    async def wait_until(self, check: Callable[[], bool], what: str, timeout: float = 10.0) -> None:
+    async def wait_until(self, check: Callable[[], bool], what: str, timeout: float = LIVENESS) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if check():
@@ -128,31 +129,31 @@ class Driver:
             await asyncio.sleep(0.02)
         raise AssertionError(f"timed out waiting until {what}; screen so far:\n{self.text}")
 
-    async def ask(self, question: str, expect: str, timeout: float = 10.0) -> str:
+    async def ask(self, question: str, expect: str, timeout: float = LIVENESS) -> str:
         """Type a question, wait for ``expect`` and for the run to end; returns the screen."""
         self.line(question)
         await self.wait_for(expect, timeout)
         await self.wait_idle(timeout)
         return self.text
 
-    async def wait_dialog(self, count: int = 1, timeout: float = 10.0) -> None:
+    async def wait_dialog(self, count: int = 1, timeout: float = LIVENESS) -> None:
         """Until the ``count``-th dialog is on screen (and ready for keys)."""
         def shown() -> bool:
             return self.repl.dialogs_shown >= count and self.repl._close_dialog is not None
         await self.wait_until(shown, f"dialog {count} shows", timeout)
         await asyncio.sleep(0.05)
 
-    async def wait_idle(self, timeout: float = 10.0) -> None:
+    async def wait_idle(self, timeout: float = LIVENESS) -> None:
         await self.wait_until(lambda: not self.repl.busy, "the run finished", timeout)
 
-    async def wait_prompt(self, timeout: float = 10.0) -> None:
+    async def wait_prompt(self, timeout: float = LIVENESS) -> None:
         """Until the input prompt is running (so typed keys reach it)."""
         def ready() -> bool:
             prompt = self.repl._prompt
             return prompt is not None and prompt.app.is_running
         await self.wait_until(ready, "the prompt is ready", timeout)
 
-    async def quit(self, timeout: float = 10.0) -> int:
+    async def quit(self, timeout: float = LIVENESS) -> int:
         if not self.task.done():
             self.line("/exit")
         return await asyncio.wait_for(self.task, timeout)

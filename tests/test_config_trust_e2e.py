@@ -20,7 +20,7 @@ import pytest
 from dexter.config import Settings
 from dexter.sandbox.runner import detect_runner
 from dexter.testing.fakellm import FakeLLM, Reply, ToolCallSpec
-from tests.cli_helpers import SECRET_OPENAI, CliResult, cli_env, run_cli
+from tests.cli_helpers import SECRET_OPENAI, CliResult, cli_env, run_cli, spawn_terminal
 from tests.sandbox_helpers import model_saw
 
 pytestmark = pytest.mark.e2e
@@ -546,14 +546,11 @@ def test_dexter_trust_shows_lists_and_revokes(llm: FakeLLM, tmp_path: Path) -> N
 
 
 def _spawn(llm: FakeLLM, ws: Path, *args: str):  # type: ignore[no-untyped-def]
-    import sys
 
-    import pexpect
 
     env = cli_env(llm, ws, TERM="xterm-256color", PROMPT_TOOLKIT_NO_CPR="1",
                   DEXTER_MODEL="gpt-4.1")
-    return pexpect.spawn(sys.executable, ["-m", "dexter", *args], cwd=str(ws), env=env,
-                         dimensions=(30, 120), encoding="utf-8", timeout=20)
+    return spawn_terminal([*args], cwd=ws, env=env, dimensions=(30, 120), timeout=20)
 
 
 def _start_and_quit(child, answer: str | None) -> str:  # type: ignore[no-untyped-def]

@@ -7,7 +7,6 @@ At 80 columns (and piped, which rich also lays out at 80) the table used to end 
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 
 import pexpect
@@ -17,7 +16,7 @@ from rich.console import Console
 from dexter.config import Settings
 from dexter.frontend import models_table
 from dexter.providers.registry import model_rows
-from tests.cli_helpers import LIVENESS, cli_env, run_cli
+from tests.cli_helpers import LIVENESS, cli_env, run_cli, spawn_terminal
 
 ROWS = model_rows(Settings(), env={})
 IDS = [row.model for row in ROWS]
@@ -69,8 +68,8 @@ def test_piped_models_puts_each_model_on_one_line(tmp_path: Path) -> None:
 def test_models_in_an_80_column_terminal_keeps_every_id_whole(tmp_path: Path) -> None:
     env = cli_env(None, tmp_path, TERM="xterm-256color")
     env.pop("COLUMNS")
-    child = pexpect.spawn(sys.executable, ["-m", "dexter", "models"], cwd=str(tmp_path), env=env,
-                          dimensions=(200, 80), encoding="utf-8", timeout=LIVENESS)
+    child = spawn_terminal(["models"], cwd=tmp_path, env=env, dimensions=(200, 80),
+                           timeout=LIVENESS)
     try:
         child.expect(pexpect.EOF)
         text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", child.before or "")

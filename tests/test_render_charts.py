@@ -6,7 +6,6 @@ from __future__ import annotations
 import io
 import json
 import re
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -27,7 +26,7 @@ from dexter.render.charts import (
 from dexter.reports.series import Chart, Series
 from dexter.testing.fakedata import FakeDataServer
 from dexter.testing.fakellm import FakeLLM
-from tests.cli_helpers import cli_env, run_cli
+from tests.cli_helpers import cli_env, run_cli, spawn_terminal
 from tests.report_helpers import QUESTION, data_env, script_quarters
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -127,9 +126,8 @@ def ask_in_terminal(llm: FakeLLM, data: FakeDataServer, cwd: Path, term: str,
     script(llm)
     env = cli_env(llm, cwd, TERM=term, **data_env(data))
     env.pop("FINANCIAL_DATASETS_API_KEY", None)
-    child = pexpect.spawn(sys.executable, ["-m", "dexter", "ask", *flags, question],
-                          cwd=str(cwd), env=env, dimensions=(60, 160), encoding="utf-8",
-                          timeout=90)
+    child = spawn_terminal(["ask", *flags, question], cwd=cwd, env=env, dimensions=(60, 160),
+                           timeout=90)
     screen = io.StringIO()
     child.logfile_read = screen
     try:

@@ -5,15 +5,15 @@ from __future__ import annotations
 import io
 import json
 import re
-import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pexpect
 import pytest
 
 from dexter.testing.fakellm import FakeLLM, Reply, Stall, ToolCallSpec
-from tests.cli_helpers import HOLD, LIVENESS, SECRET_OPENAI, cli_env, run_cli
+from tests.cli_helpers import HOLD, LIVENESS, SECRET_OPENAI, cli_env, run_cli, spawn_terminal
 
 pytestmark = pytest.mark.e2e
 
@@ -26,13 +26,12 @@ def fake() -> Iterator[FakeLLM]:
         yield server
 
 
-def spawn(fake: FakeLLM | None, cwd: Path, **extra: str) -> pexpect.spawn:
+def spawn(fake: FakeLLM | None, cwd: Path, **extra: str) -> Any:
     env = cli_env(fake, cwd, **{"TERM": "xterm-256color", "PROMPT_TOOLKIT_NO_CPR": "1",
                                 "DEXTER_MODEL": "gpt-4.1", **extra})
     if "NO_COLOR" not in extra:
         env.pop("NO_COLOR")
-    return pexpect.spawn(sys.executable, ["-m", "dexter"], cwd=str(cwd), env=env,
-                         dimensions=(30, 100), encoding="utf-8", timeout=LIVENESS)
+    return spawn_terminal([], cwd=cwd, env=env, dimensions=(30, 100), timeout=LIVENESS)
 
 
 @pytest.mark.parametrize("no_color", [False, True], ids=["colour", "no-color"])
@@ -100,9 +99,8 @@ def test_ask_streams_in_a_terminal_and_ctrl_c_keeps_the_partial_answer(
     stall = Stall(after_chunks=5, reply=Reply(text=STREAMED, chunk_size=8), timeout=HOLD)
     fake.enqueue(stall)
     env = cli_env(fake, tmp_path, TERM="xterm-256color", DEXTER_MODEL="gpt-4.1")
-    child = pexpect.spawn(sys.executable, ["-m", "dexter", "ask", "how did revenue do?"],
-                          cwd=str(tmp_path), env=env, dimensions=(30, 100), encoding="utf-8",
-                          timeout=LIVENESS)
+    child = spawn_terminal(["ask", "how did revenue do?"], cwd=tmp_path, env=env,
+                           dimensions=(30, 100), timeout=LIVENESS)
     try:
         assert stall.reached.wait(LIVENESS)
         child.expect("Revenue rose in every")
@@ -198,6 +196,32 @@ def test_dumb_terminal_prints_runs_between_prompts(fake: FakeLLM, tmp_path: Path
     assert "❯" not in run  # no prompt drawn into the middle of the run's lines
     assert output.count("/history") == 1  # the typed command is not echoed again
     assert "\x1b[" not in output.split("❯ ", 1)[1]
+
+
+def test_a_line_typed_during_a_run_on_a_dumb_terminal_is_asked_next(fake: FakeLLM,
+                                                                    tmp_path: Path) -> None:
+    """On a dumb terminal no prompt is open while a run works, so a line typed meanwhile
+    waits in the terminal, whose cooked mode turns its Enter into a line feed; when the
+    prompt comes back the line is sent, not left in the prompt as a second line."""
+    stall = Stall(after_chunks=1, reply=Reply(text="First answer."), timeout=HOLD)
+    fake.enqueue(stall, Reply(text="Second answer."))
+    child = spawn(fake, tmp_path, TERM="dumb")
+    try:
+        child.expect("❯ ")
+        child.send("first question\r")
+        assert stall.reached.wait(LIVENESS)
+        child.send("second question\r")
+        stall.gate.set()
+        child.expect("First answer.")
+        child.expect("Second answer.")
+        child.expect("❯ ")
+        child.send("/exit\r")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert child.exitstatus == 0
+    asked = [str(r.body) for r in fake.requests]
+    assert len(asked) == 2 and "second question" in asked[1]
 
 
 @pytest.mark.parametrize("typed", ["", "q\n", "/help\nwhat is 2+2?\n"], ids=["eof", "q", "lines"])

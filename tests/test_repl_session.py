@@ -13,6 +13,7 @@ from dexter.repl.settings_store import load_saved_model
 from dexter.testing.fakellm import FakeLLM, Reply, Stall, ToolCallSpec, Usage
 from dexter.tools.calculator import CalculatorTool
 from dexter.tools.files import ReadFileTool
+from tests.cli_helpers import HOLD
 from tests.repl_harness import (
     CTRL_C,
     CTRL_D,
@@ -137,7 +138,8 @@ async def test_a_follow_up_echoed_between_two_calls_of_one_tool_starts_a_new_row
 
 async def test_the_toolbar_estimate_after_an_interrupt_counts_the_tool_definitions(
         fake_llm: FakeLLM, tmp_path: Path) -> None:
-    stall = Stall(after_chunks=2, reply=Reply(text="This answer never finishes, sorry."))
+    stall = Stall(after_chunks=2, reply=Reply(text="This answer never finishes, sorry."),
+                  timeout=HOLD)
     fake_llm.enqueue(stall)
     try:
         async with running_repl(make_settings(tmp_path)) as d:
@@ -145,8 +147,8 @@ async def test_the_toolbar_estimate_after_an_interrupt_counts_the_tool_definitio
             d.line("write a long report")
             await reached(stall)
             d.type(ESC)
-            await d.wait_for(INTERRUPTED_LINE, timeout=5)
-            await d.wait_idle(timeout=2)
+            await d.wait_for(INTERRUPTED_LINE)
+            await d.wait_idle()
             # the question was added, nothing was taken away
             assert d.repl.context_tokens > before
             assert d.repl.context_tokens == d.repl.agent.context_tokens()
@@ -157,15 +159,16 @@ async def test_the_toolbar_estimate_after_an_interrupt_counts_the_tool_definitio
 @pytest.mark.parametrize("key", [ESC, CTRL_C], ids=["esc", "ctrl-c"])
 async def test_interrupt_mid_stream_returns_the_prompt_and_the_next_question_works(
         fake_llm: FakeLLM, tmp_path: Path, key: str) -> None:
-    stall = Stall(after_chunks=2, reply=Reply(text="This answer never finishes, sorry."))
+    stall = Stall(after_chunks=2, reply=Reply(text="This answer never finishes, sorry."),
+                  timeout=HOLD)
     fake_llm.enqueue(stall, Reply(text="Here is the short version."))
     try:
         async with running_repl(make_settings(tmp_path)) as d:
             d.line("write a long report")
             await reached(stall)
             d.type(key)
-            await d.wait_for(INTERRUPTED_LINE, timeout=5)
-            await d.wait_idle(timeout=2)
+            await d.wait_for(INTERRUPTED_LINE)
+            await d.wait_idle()
             await d.ask("just the short version", "Here is the short version.")
     finally:
         stall.gate.set()
@@ -179,7 +182,8 @@ async def test_interrupt_mid_stream_returns_the_prompt_and_the_next_question_wor
 
 async def test_messages_queued_before_an_interrupt_come_back_in_the_prompt(
         fake_llm: FakeLLM, tmp_path: Path) -> None:
-    stall = Stall(after_chunks=2, reply=Reply(text="This answer never finishes, sorry."))
+    stall = Stall(after_chunks=2, reply=Reply(text="This answer never finishes, sorry."),
+                  timeout=HOLD)
     fake_llm.enqueue(stall, Reply(text="AMD answer."))
     try:
         async with running_repl(make_settings(tmp_path)) as d:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 import json
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,7 +13,7 @@ import pexpect
 import pytest
 
 from dexter.testing.fakellm import FakeLLM, Reply
-from tests.cli_helpers import LIVENESS, SECRET_OPENAI, CliResult, cli_env, run_cli
+from tests.cli_helpers import LIVENESS, SECRET_OPENAI, CliResult, cli_env, run_cli, spawn_terminal
 
 pytestmark = pytest.mark.e2e
 
@@ -178,11 +177,10 @@ def test_piped_repl_resumes_and_saves_back(fake: FakeLLM, tmp_path: Path) -> Non
 # -- in a pseudo-terminal ------------------------------------------------------------------------
 
 
-def spawn(fake: FakeLLM, cwd: Path, *args: str) -> pexpect.spawn:
+def spawn(fake: FakeLLM, cwd: Path, *args: str) -> Any:
     env = cli_env(fake, cwd, TERM="xterm-256color", PROMPT_TOOLKIT_NO_CPR="1",
                   DEXTER_MODEL="gpt-4.1")
-    return pexpect.spawn(sys.executable, ["-m", "dexter", *args], cwd=str(cwd), env=env,
-                         dimensions=(30, 100), encoding="utf-8", timeout=LIVENESS)
+    return spawn_terminal([*args], cwd=cwd, env=env, dimensions=(30, 100), timeout=LIVENESS)
 
 
 def test_continue_in_a_terminal_shows_the_earlier_turns_and_sends_them(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -34,6 +35,7 @@ def start(*, model: str | None, config: Path | None, no_memory: bool,
     from rich.console import Console
 
     from dexter.repl.app import Repl
+    from dexter.repl.terminal import typed_lines_unechoed
 
     interactive = sys.stdin.isatty() and sys.stdout.isatty()
     try:
@@ -71,7 +73,8 @@ def start(*, model: str | None, config: Path | None, no_memory: bool,
         # and patch_stdout's delayed writes would land after the next prompt there.
         repl = Repl(settings, console=console, fancy=not dumb, color=color,
                     use_patch_stdout=not dumb, handle_sigint=True, resume=record, watch=watch)
-        return asyncio.run(repl.run())
+        with typed_lines_unechoed() if dumb else contextlib.nullcontext():
+            return asyncio.run(repl.run())
     except KeyboardInterrupt:
         sys.stderr.write("\nInterrupted.\n")
         return EXIT_INTERRUPTED

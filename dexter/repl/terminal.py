@@ -15,6 +15,8 @@ import contextlib
 import datetime
 import io
 import signal
+import sys
+import termios
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Protocol
@@ -74,6 +76,27 @@ class TerminalOwner(Protocol):
 
     def dialogs_waiting(self) -> bool:
         """Whether a dialog waits for the prompt to make room."""
+
+
+@contextlib.contextmanager
+def typed_lines_unechoed() -> Iterator[None]:
+    """On a dumb terminal, keep the terminal from echoing what is typed while no prompt is
+    open (during a run, or before the prompt takes the terminal): the prompt echoes the line
+    itself when it reads it, so a line typed ahead would otherwise show twice. The
+    terminal's settings are put back on the way out, however the REPL ends."""
+    fd = sys.stdin.fileno() if sys.stdin is not None else -1
+    try:
+        saved = termios.tcgetattr(fd)
+    except (termios.error, OSError, ValueError):
+        yield
+        return
+    quiet = [*saved[:3], saved[3] & ~termios.ECHO, *saved[4:]]
+    termios.tcsetattr(fd, termios.TCSADRAIN, quiet)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(termios.error, OSError):
+            termios.tcsetattr(fd, termios.TCSADRAIN, saved)
 
 
 class ScrubbedFileHistory(FileHistory):
@@ -246,9 +269,19 @@ class Terminal:
             buffer.validate_and_handle()
 
         @kb.add("escape", "enter")
-        @kb.add("c-j")
         def _newline(event: KeyPressEvent) -> None:
             event.current_buffer.insert_text("\n")
+
+        @kb.add("c-j")
+        def _ctrl_j(event: KeyPressEvent) -> None:
+            # A line typed while no prompt was open (a dumb terminal during a run, or
+            # before the first prompt) reached the terminal in cooked mode, which turned its
+            # Enter into a line feed: on a dumb terminal, where a second line cannot be
+            # edited anyway, it sends the line; on a full one it starts a new line.
+            if self.fancy:
+                event.current_buffer.insert_text("\n")
+            else:
+                event.current_buffer.validate_and_handle()
 
         @kb.add("escape")
         def _escape(event: KeyPressEvent) -> None:
