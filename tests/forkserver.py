@@ -44,9 +44,12 @@ from pexpect.fdpexpect import fdspawn
 SERVER = r'''
 import ctypes, json, os, signal, socket, sys
 ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG: die with the worker
-import pkgutil, dexter
-# Everything a run may import, dexter's modules and the libraries it loads lazily; not
-# matplotlib, which settles its config folder from HOME when it is imported.
+import pkgutil, tempfile, dexter
+# Everything a run may import: dexter's modules and the libraries it loads lazily.
+# matplotlib settles its config and cache folders (from HOME) when it is imported, so it
+# gets one of the server's own, where it builds its font list once; a cold run builds it
+# again in each test's empty HOME (about a second).
+os.environ["MPLCONFIGDIR"] = tempfile.mkdtemp(prefix="dexter-forkserver-mpl-")
 names = [m.name for m in pkgutil.walk_packages(dexter.__path__, "dexter.")
          if not m.name.startswith(("dexter.__main__", "dexter.testing"))]
 names += ["openai", "anthropic", "httpx", "rich.console", "rich.live", "rich.table",
@@ -54,14 +57,14 @@ names += ["openai", "anthropic", "httpx", "rich.console", "rich.live", "rich.tab
           "markdown_it", "prompt_toolkit.shortcuts", "prompt_toolkit.application",
           "mcp.client.session", "mcp.client.stdio", "mcp.client.streamable_http",
           "mcp.shared._httpx_utils", "mcp.shared.exceptions", "mcp_types", "jsonschema",
-          "dotenv"]
+          "dotenv", "matplotlib", "matplotlib.figure", "matplotlib.font_manager",
+          "matplotlib.backends.backend_agg", "matplotlib.backends.backend_svg",
+          "matplotlib.ticker", "matplotlib.style", "numpy"]
 for name in names:
     try:
         __import__(name)
     except Exception:
         pass
-if "matplotlib" in sys.modules:
-    raise SystemExit("a module the fork server imported loaded matplotlib")
 listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 listener.bind(sys.argv[1])
 listener.listen(64)

@@ -126,8 +126,11 @@ class DiskCache:
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
             try:
+                # json.dumps, not json.dump: dump streams through the pure-Python encoder,
+                # ~8x slower on a company's multi-megabyte facts
+                text = json.dumps(entry, ensure_ascii=False, separators=(",", ":"))
                 with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                    json.dump(entry, handle, ensure_ascii=False, separators=(",", ":"))
+                    handle.write(text)
                 os.replace(tmp, path)
             except BaseException:
                 with contextlib.suppress(OSError):
