@@ -145,7 +145,7 @@ def test_modules_planted_in_the_workspace_do_not_run_in_dexters_helpers(
     code = f"open({str(marker)!r}, 'w').write('ran')\\n"
     plant = "; ".join(f"printf \"{code}\" > {name}" for name in
                       ("json.py", "socket.py", "signal.py", "ctypes.py", "fcntl.py", "os.py"))
-    ask(llm, m, [plant], yes=yes, hidden=hidden, as_script=True)
+    ask(llm, m, [plant], yes=yes, hidden=hidden)  # how this run started does not matter
     assert (m.workspace / "json.py").is_file(), "the workspace is the command's to write"
     ask(llm, m, ["echo next start"], yes=yes, hidden=hidden, as_script=True)
     assert not marker.exists()
