@@ -534,6 +534,11 @@ def column_period(header: str, calendar: Calendar | None = None) -> RowPeriod | 
 def compare(ref: PeriodRef, row: RowPeriod) -> bool | None:
     """Whether the table row ``row`` is the period ``ref`` names; None when the row says
     too little to tell (a quarter known only by its end date, for a ``Q3 FY2025``)."""
+    if ref.kind == "fy":  # the common case, decided at once (as the rules below decide it)
+        if row.kind == "fy":
+            return None if row.year is None else row.year == ref.year
+        if row.kind in ("quarter", "ttm"):
+            return False
     if row.kind == "other":
         return None
     if row.kind == "instant":

@@ -541,7 +541,7 @@ def read_answer(answer: str, claims: Sequence[Claim], resolve: Resolver,
         placed.append((claim, u, cell))
 
     readings: list[Reading] = []
-    breaks: dict[tuple[int, int], _Breaks] = {}
+    in_unit: dict[int, _InUnit] = {}
     known: dict[str, list[tuple[int, int, str]]] = {}
 
     def named(text: str) -> list[tuple[int, int, str]]:
@@ -557,10 +557,20 @@ def read_answer(answer: str, claims: Sequence[Claim], resolve: Resolver,
             readings.append(_read_cell(answer, claim, index, cell, (start, end), siblings,
                                        named, structure, companies, company_starts))
             continue
+        context = in_unit.get(u)
+        if context is None:
+            # what the unit holds, found once for all its figures
+            unit_mentions = mentions[bisect.bisect_left(mention_starts, start):
+                                     bisect.bisect_left(mention_starts, end)]
+            context = in_unit[u] = _InUnit(
+                unit_mentions,
+                periods[bisect.bisect_left(period_starts, start):
+                        bisect.bisect_left(period_starts, end)],
+                [placed[i][0] for i in by_unit[u]],
+                _breaks(lowered, start, end, [(m.start, m.end) for m in unit_mentions]))
         readings.append(_read_prose(
-            answer, claim, index, (start, end), siblings, mentions, mention_starts, periods,
-            period_starts, companies, company_starts, citations, citation_starts, structure,
-            [placed[i][0] for i in by_unit[u]], breaks, lowered))
+            answer, claim, index, (start, end), siblings, context, companies,
+            company_starts, citations, citation_starts, structure, lowered))
     _pair_respectively(answer, readings, placed, structure, periods, mentions)
     _inherit_periods(readings)
     return readings
@@ -571,9 +581,6 @@ def _cell_at(structure: _Structure, offset: int) -> _Cell | None:
     if i >= 0 and structure.cells[i].span[0] <= offset <= structure.cells[i].span[1]:
         return structure.cells[i]
     return None
-
-
-_FAR = 1 << 62
 
 
 @dataclass(slots=True)
@@ -591,11 +598,13 @@ def _breaks(lowered: str, start: int, end: int, protected: Sequence[tuple[int, i
     case; ``protected``: the metric phrases' spans, in order and apart)."""
     starts: list[int] = []
     cuts: list[int] = []
+    firsts = [a for a, _ in protected]
     for match in _BREAK.finditer(lowered, start, end):
         a = match.start()
-        k = bisect.bisect_right(protected, (a, _FAR)) - 1  # the spans are in order
-        if k >= 0 and a < protected[k][1]:
-            continue  # never inside a metric's name ("selling, general and administrative")
+        if firsts:
+            k = bisect.bisect_right(firsts, a) - 1  # the spans are in order
+            if k >= 0 and a < protected[k][1]:
+                continue  # never inside a metric's name ("selling, general and administrative")
         cuts.append(a)
         starts.append(a + (1 if lowered[a] in ",;:" else 0))
     return _Breaks(starts, cuts)
@@ -616,20 +625,25 @@ def _clause(breaks: _Breaks, start: int, end: int, claim: Claim) -> tuple[int, i
     return left, right
 
 
+@dataclass(slots=True)
+class _InUnit:
+    """What one reading unit holds (found once for all its figures)."""
+
+    mentions: list[_MetricMention]
+    periods: list[Mention]
+    claims: list[Claim]
+    breaks: _Breaks
+
+
 def _read_prose(answer: str, claim: Claim, index: int, unit: tuple[int, int],
-                siblings: tuple[int, ...], mentions: list[_MetricMention],
-                mention_starts: list[int], periods: list[Mention], period_starts: list[int],
+                siblings: tuple[int, ...], context: _InUnit,
                 companies: list[tuple[int, int, str]], company_starts: list[int],
                 citations: Sequence[Citation], citation_starts: list[int],
-                structure: _Structure, unit_claims: list[Claim],
-                breaks: dict[tuple[int, int], _Breaks], lowered: str) -> Reading:
+                structure: _Structure, lowered: str) -> Reading:
     start, end = unit
-    lo = bisect.bisect_left(mention_starts, start)
-    hi = bisect.bisect_left(mention_starts, end)
-    unit_mentions = mentions[lo:hi]
-    if unit not in breaks:
-        breaks[unit] = _breaks(lowered, start, end, [(m.start, m.end) for m in unit_mentions])
-    c_start, c_end = _clause(breaks[unit], start, end, claim)
+    unit_mentions = context.mentions
+    unit_claims = context.claims
+    c_start, c_end = _clause(context.breaks, start, end, claim)
 
     # the last words before the figure in its unit (lower case), read once for all
     before = lowered[max(start, claim.start - 40):claim.start].split()[-4:]
@@ -660,9 +674,7 @@ def _read_prose(answer: str, claim: Claim, index: int, unit: tuple[int, int],
         if not denominator:
             role = "level"
 
-    p_lo = bisect.bisect_left(period_starts, start)
-    p_hi = bisect.bisect_left(period_starts, end)
-    own, base, period_text, is_base = _bind_periods(answer, claim, periods[p_lo:p_hi],
+    own, base, period_text, is_base = _bind_periods(answer, claim, context.periods,
                                                     mention, c_start, c_end, start, role,
                                                     unit_claims, before)
     company, company_text, inherited = _bind_company(answer, claim, companies, company_starts,
