@@ -482,8 +482,9 @@ def test_a_decline_in_a_table_cell_is_derived_from_the_cells_and_a_rise_is_not(
 
 def test_a_rate_row_of_a_table_in_millions_holds_percentages(
         outputs: dict[str, ToolOutput]) -> None:
-    # the filing's text keeps "Effective tax rate | 24.1 | 14.7 | 16.2" without its "%"
-    # cells, under "(dollars in millions)": the row is percentages, never $24.1 million
+    # a text that lost the "%" signs ("Effective tax rate | 24.1 | 14.7 | 16.2", as a PDF's
+    # or a web page's table may read) under "(dollars in millions)": the row is
+    # percentages, never $24.1 million (a filing's text keeps its "24.1%")
     rows = source_quantities(
         "Provision for income taxes, effective tax rate and statutory federal income tax "
         "rate for 2024, 2023 and 2022 were as follows (dollars in millions):\n\n"
