@@ -139,6 +139,7 @@ fell fall falls falling decline declined declines declining decrease decreased d
 decreasing down dropped drop drops slipped slid contracted contraction shrank shrink lower
 slumped plunged plummeted tumbled compressed compression eroded narrowed reduced reduction lost
 """)
+_TURN_WORDS = _UP_WORDS | _DOWN_WORDS
 _LOSS_WORDS = words("""
 loss losses deficit negative outflow outflows burn burned burnt burns burning used shortfall
 lost lose
@@ -209,6 +210,8 @@ def _share_last(found: list[str]) -> bool:
 
 
 def _direction_of(found: list[str]) -> int:
+    if _TURN_WORDS.isdisjoint(found):
+        return 0
     for word in found:
         if word in _DOWN_WORDS:
             return -1
