@@ -19,6 +19,7 @@ Pure data and pure functions; no I/O, no imports from the rest of dexter.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
@@ -378,9 +379,20 @@ def metrics_at(text: str) -> list[tuple[int, int, tuple[Metric, ...]]]:
     characters ("selling, general and administrative" and "selling general and
     administrative" are one phrase); overlapping phrases resolve to the longest (``net
     income margin`` is one metric)."""
-    by_first = _phrase_index()
     lowered = text.lower()
-    matches = list(_TOKEN.finditer(lowered))
+    return metrics_in(lowered, list(_TOKEN.finditer(lowered)))
+
+
+def tokens(lowered: str) -> list[re.Match[str]]:
+    """The words of a text in lower case, as :func:`metrics_in` reads them (a reader of a
+    long text scans it once and hands the words to each lookup)."""
+    return list(_TOKEN.finditer(lowered))
+
+
+def metrics_in(lowered: str, matches: Sequence[re.Match[str]]
+               ) -> list[tuple[int, int, tuple[Metric, ...]]]:
+    """:func:`metrics_at` of a text in lower case whose :func:`tokens` are ``matches``."""
+    by_first = _phrase_index()
     words = [m[0] for m in matches]
     # the words a phrase can start with, found in one pass (most words start none)
     starts = [i for i, word in enumerate(words) if word in by_first]

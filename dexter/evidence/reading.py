@@ -524,11 +524,17 @@ def read_answer(answer: str, claims: Sequence[Claim], resolve: Resolver,
     lowered = answer.lower()
     if len(lowered) != len(answer):  # "İ" lowers to two characters: keep offsets aligned
         lowered = "".join(c if len(c.lower()) != 1 else c.lower() for c in answer)
+        phrases = metrics.metrics_at(answer)
+        periods = find_periods(answer)
+    else:
+        # the answer's words, found once for the metric phrases and the periods
+        tokens = metrics.tokens(lowered)
+        phrases = metrics.metrics_in(lowered, tokens)
+        periods = find_periods(answer, _plain_words({m[0] for m in tokens}))
     mentions = [_MetricMention(a, b, tuple(m.field for m in found), answer[a:b],
                                "loss" in lowered[a:b] or "deficit" in lowered[a:b])
-                for a, b, found in metrics.metrics_at(answer)]
+                for a, b, found in phrases]
     mention_starts = [m.start for m in mentions]
-    periods = find_periods(answer)
     period_starts = [p.start for p in periods]
     companies = _company_mentions(answer, resolve)
     company_starts = [c[0] for c in companies]
@@ -577,6 +583,16 @@ def read_answer(answer: str, claims: Sequence[Claim], resolve: Resolver,
     _pair_respectively(answer, readings, placed, structure, periods, mentions)
     _inherit_periods(readings)
     return readings
+
+
+def _plain_words(words: set[str]) -> set[str]:
+    """The letter-and-digit words of a text from its metric tokens (which keep ``&``:
+    ``r&d`` is the words ``r`` and ``d``)."""
+    joined = [w for w in words if "&" in w]
+    if joined:
+        words = words - set(joined)
+        words.update(part for w in joined for part in w.split("&") if part)
+    return words
 
 
 def _cell_at(structure: _Structure, offset: int) -> _Cell | None:
