@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from dexter.testing.fakellm import FakeLLM
+from tests import forkserver
 
 LIVENESS = 120.0
 """Seconds a test waits for what must happen (a dexter subprocess reaching the fake
@@ -87,9 +88,17 @@ def dexter_command() -> list[str]:
 
 
 def run_cli(args: list[str], *, cwd: Path, env: dict[str, str], timeout: float = 60,
-            input_text: str | None = None, as_script: bool = False) -> CliResult:
+            input_text: str | None = None, as_script: bool = False,
+            fresh: bool = False) -> CliResult:
     """Run ``python -m dexter ARGS`` (with ``as_script``, :func:`dexter_command`) and
-    capture everything."""
+    capture everything. The run is a fork of a pre-imported interpreter
+    (:mod:`tests.forkserver`) unless ``as_script`` or ``fresh`` asks for a cold start (for
+    what happens while dexter starts: its module path, its imports) or
+    ``DEXTER_TESTS_COLD=1`` is set."""
+    if not (as_script or fresh or forkserver.cold()):
+        code, out, err = forkserver.run(args, cwd=cwd, env=env, timeout=timeout,
+                                        input_text=input_text)
+        return CliResult(code, out, err, cwd)
     command = dexter_command() if as_script else [sys.executable, "-m", "dexter"]
     proc = subprocess.run(
         [*command, *args], cwd=cwd, env=env, capture_output=True,

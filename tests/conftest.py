@@ -20,6 +20,30 @@ def pytest_configure(config: pytest.Config) -> None:
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
+    """With ``DEXTER_TESTS_CPU_LOG=FILE``, append each test's CPU seconds (this process, the
+    processes it waited for, and its fork-server runs) to FILE, to find the costly tests."""
+    log = os.environ.get("DEXTER_TESTS_CPU_LOG")
+    if not log:
+        yield
+        return
+    before = _cpu_now()
+    yield
+    with open(log, "a", encoding="utf-8") as handle:
+        handle.write(f"{_cpu_now() - before:.3f} {item.nodeid}\n")
+
+
+def _cpu_now() -> float:
+    import resource
+
+    from tests import forkserver
+    own, children = (resource.getrusage(resource.RUSAGE_SELF),
+                     resource.getrusage(resource.RUSAGE_CHILDREN))
+    return (own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+            + forkserver.cpu_seconds)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Tests marked ``long`` (many seconds each: a fresh install, a red-team shard) run
     first, so that parallel workers do not end waiting for one of them started last.

@@ -1,0 +1,72 @@
+"""The tests' fork server gives what a cold ``python -m dexter`` gives.
+
+Most end-to-end tests start dexter as a fork of a pre-imported interpreter
+(``tests/forkserver.py``); these runs compare it with a cold start on what the tests read:
+exit status, standard output and error, the environment and working directory of the run,
+its input, and a run that never ends.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from dexter.testing.fakellm import FakeLLM, Reply, Stall
+from tests import forkserver
+from tests.cli_helpers import HOLD, cli_env, run_cli
+
+
+def _both(args: list[str], cwd: Path, env: dict[str, str],
+          input_text: str | None = None) -> tuple[tuple[int, str, str], tuple[int, str, str]]:
+    warm = forkserver.run(args, cwd=cwd, env=env, timeout=120, input_text=input_text)
+    cold = run_cli(args, cwd=cwd, env=env, timeout=120, input_text=input_text, fresh=True)
+    return warm, (cold.code, cold.stdout, cold.stderr)
+
+
+def test_a_usage_error_and_a_missing_key_read_the_same(tmp_path: Path) -> None:
+    env = cli_env(None, tmp_path)
+    warm, cold = _both(["ask", "--output", "x.docx", "hi"], tmp_path, env)
+    assert warm == cold and warm[0] == 2
+    warm, cold = _both(["ask", "--plain", "hi"], tmp_path, env)
+    assert warm == cold and warm[0] == 2 and "API key" in warm[2]
+
+
+def test_each_run_has_its_own_environment_and_folder(tmp_path: Path) -> None:
+    """A key set for one run is not seen by the next one, and the output lands in the
+    run's working directory."""
+    with FakeLLM() as llm:
+        first, second = tmp_path / "one", tmp_path / "two"
+        first.mkdir()
+        second.mkdir()
+        llm.enqueue(Reply(text="First."))
+        ran = run_cli(["ask", "--plain", "q"], cwd=first, env=cli_env(llm, first))
+        assert ran.code == 0 and "First." in ran.stdout
+        assert list((first / "scratchpads").glob("*.jsonl"))
+        assert not (second / "scratchpads").exists()
+        keyless = cli_env(None, second)
+        later = run_cli(["ask", "--plain", "q"], cwd=second, env=keyless)
+        assert later.code == 2 and "API key" in later.stderr
+
+
+def test_piped_input_reaches_the_run(tmp_path: Path) -> None:
+    with FakeLLM() as llm:
+        llm.enqueue(Reply(text="Piped."), Reply(text="Piped."))
+        env = cli_env(llm, tmp_path)
+        warm, cold = _both([], tmp_path, env, input_text="a question\n")
+    assert warm[0] == cold[0] == 0
+    assert "a question" in warm[1] and "a question" in cold[1]
+    assert llm.requests and "a question" in str(llm.requests[-1].body)
+
+
+def test_a_run_past_its_timeout_is_killed_and_raises(tmp_path: Path) -> None:
+    with FakeLLM() as llm:
+        env = cli_env(llm, tmp_path)
+        stall = Stall(timeout=HOLD)
+        llm.enqueue(stall)
+        with pytest.raises(subprocess.TimeoutExpired):
+            forkserver.run(["ask", "--plain", "q"], cwd=tmp_path, env=env, timeout=5,
+                           input_text=None)
+        assert stall.reached.is_set(), "the run was waiting on its reply when it was killed"
+        stall.gate.set()
