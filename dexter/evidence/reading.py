@@ -111,10 +111,12 @@ as than versus vs vs. compared over under about around nearly approximately roug
 some both each all also just only still even yet however whose which where when what who
 whom into onto across per year-over-year yoy sequential sequentially
 """)
-_BREAK = re.compile(  # read in lower case; the words by their first letter (a scan is faster)
-    r"[,;]\s|\s(?:[—–]\s|(?:a(?:nd|gainst|lthough|fter|s\s+well\s+as)|w(?:hile|hereas|ith|"
-    r"hich)|b(?:ut|efore)|v(?:ersus|s\.?)|compared\s+(?:with|to)|though|yet|plus|up\s+from|"
-    r"down\s+from|from)\s)")
+_BREAK = re.compile(  # read in lower case: ", " or "; ", or a space before a break word
+    # (one character class first, so a scan skips to the commas and spaces; a break word
+    # only where a space is followed by one's first letter)
+    r"[,;\s](?:(?<=[,;])\s|(?<=\s)(?=[—–awbvctypudf])(?:[—–]\s|(?:a(?:nd|gainst|lthough|"
+    r"fter|s\s+well\s+as)|w(?:hile|hereas|ith|hich)|b(?:ut|efore)|v(?:ersus|s\.?)|compared"
+    r"\s+(?:with|to)|though|yet|plus|up\s+from|down\s+from|from)\s))")
 _OWN_AFTER = re.compile(
     r"^[\s,]*(?:\(\s*)?(?:(?:year[\s-]over[\s-]year|year[\s-]on[\s-]year|yoy|y/y|"
     r"sequentially|from\s+a\s+year\s+earlier)\s+)?(?:in|for|during|at|as\s+of|of|through|ending|ended|on|by\s+the\s+end"
@@ -743,7 +745,7 @@ def _role(answer: str, lowered: str, claim: Claim, unit_start: int, c_start: int
     after = answer[claim.end:min(c_end, claim.end + 40)]
     # the words right before the figure (in its clause), and around it (in its unit)
     tail = answer[max(c_start, claim.start - 40):claim.start].split()[-4:]
-    last = _last_words(" ".join(tail))
+    last = _approximations_dropped([word.lower() for word in tail])
     window = f"{' '.join(before)} {' '.join(lowered[claim.end:claim.end + len(after)].split()[:4])}"
     found = _WORDS_OF.findall(window)
     direction = _direction_of(found)
