@@ -333,7 +333,10 @@ def _claim_at(masked: str, match: re.Match[str], original: str) -> Claim | None:
     tolerance = 0.5 * 10.0 ** (-decimals) * scale
     text_end = after_end if (unit or scale != 1.0 or money) else end
     text_start = start
-    if currency or before.endswith(("(", "-", "−", "–")):
+    if before.endswith("$") and before[-2:-1] in ("", " ", "\n") and \
+            before[-3:-2] not in ("-", "−", "–"):
+        text_start = start - 1  # the common lead: a dollar sign after a space
+    elif currency or before.endswith(("(", "-", "−", "–")):
         near = before[-10:]  # the longest lead, "-US$ ( ", is shorter
         lead = _LEAD.search(near)
         if lead is not None:

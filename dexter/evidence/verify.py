@@ -30,6 +30,7 @@ import gc
 import re
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Literal
 from weakref import WeakKeyDictionary
 
@@ -825,6 +826,7 @@ def _name_key(text: str) -> str:
     return re.sub(r"[^a-z0-9]", "", words)
 
 
+@lru_cache(maxsize=4096)
 def _ticker_letters(ticker: str) -> str:
     """A ticker's letters, lower case, repeats collapsed (``AAPL``: ``apl``)."""
     return re.sub(r"(.)\1+", r"\1", re.sub(r"[^a-z]", "", ticker.lower()))
