@@ -813,12 +813,16 @@ class Generator:
             self.prose_level(b, "AAPL", metric, period, "AAPL-income-quarterly", intent)
         return b
 
+    def annual(self) -> tuple[str, str, Builder, list[str]]:
+        """A case on one company's annual income statements: (the company, its statement's
+        spec, the case's builder, the statement's years)."""
+        company = self.rng.choice(["AAPL", "TSLA"])
+        spec = f"{company}-income-annual"
+        return company, spec, Builder([spec]), list(WINDOWS[spec][2])
+
     def derived(self) -> Builder:
         rng = self.rng
-        company = rng.choice(["AAPL", "TSLA"])
-        spec = f"{company}-income-annual"
-        b = Builder([spec])
-        years = list(WINDOWS[spec][2])
+        company, spec, b, years = self.annual()
         for _ in range(rng.randint(2, 3)):
             i = rng.randrange(1, len(years))
             metric = rng.choice(["revenue", "gross_profit", "operating_income", "net_income",
@@ -871,10 +875,7 @@ class Generator:
         over the base, the ratio less one), cited with the statement; some said to go the
         wrong way ("up" on a decline: the right size, the wrong sign)."""
         rng = self.rng
-        company = rng.choice(["AAPL", "TSLA"])
-        spec = f"{company}-income-annual"
-        b = Builder([spec])
-        years = list(WINDOWS[spec][2])
+        company, spec, b, years = self.annual()
         for _ in range(rng.randint(2, 3)):
             i = rng.randrange(1, len(years))
             metric = rng.choice(["revenue", "gross_profit", "operating_income", "net_income",
