@@ -19,6 +19,7 @@ Pure data and pure functions; no I/O, no imports from the rest of dexter.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
@@ -378,30 +379,64 @@ def metrics_at(text: str) -> list[tuple[int, int, tuple[Metric, ...]]]:
     characters ("selling, general and administrative" and "selling general and
     administrative" are one phrase); overlapping phrases resolve to the longest (``net
     income margin`` is one metric)."""
-    by_first = _phrases()
     lowered = text.lower()
-    matches = list(_TOKEN.finditer(lowered))
+    return metrics_in(lowered, list(_TOKEN.finditer(lowered)))
+
+
+def tokens(lowered: str) -> list[re.Match[str]]:
+    """The words of a text in lower case, as :func:`metrics_in` reads them (a reader of a
+    long text scans it once and hands the words to each lookup)."""
+    return list(_TOKEN.finditer(lowered))
+
+
+def metrics_in(lowered: str, matches: Sequence[re.Match[str]]
+               ) -> list[tuple[int, int, tuple[Metric, ...]]]:
+    """:func:`metrics_at` of a text in lower case whose :func:`tokens` are ``matches``."""
+    by_first = _phrase_index()
     words = [m[0] for m in matches]
+    # the words a phrase can start with, found in one pass (most words start none)
+    starts = [i for i, word in enumerate(words) if word in by_first]
     out: list[tuple[int, int, tuple[Metric, ...]]] = []
     count = len(words)
-    i = 0
-    while i < count:
-        entries = by_first.get(words[i])
-        if entries is None:
-            i += 1
+    reached = 0  # the words of a phrase taken are no phrase's start
+    for i in starts:
+        if i < reached:
             continue
-        taken = 0
-        for phrase, found in entries:
-            n = len(phrase)
-            if n > 1 and (i + n > count or words[i + 1] != phrase[1]
-                          or tuple(words[i:i + n]) != phrase or not all(
-                              _joined(lowered, matches[i + k - 1].end(), matches[i + k].start())
-                              for k in range(1, n))):
-                continue
+        by_second, alone = by_first[words[i]]
+        n = 0
+        found: tuple[Metric, ...] = ()
+        # the longest phrase that goes on with the next words, else the word alone
+        for phrase, metrics_of in by_second.get(words[i + 1], ()) if i + 1 < count else ():
+            size = len(phrase)
+            if i + size <= count and tuple(words[i:i + size]) == phrase and all(
+                    _joined(lowered, matches[i + k - 1].end(), matches[i + k].start())
+                    for k in range(1, size)):
+                n, found = size, metrics_of
+                break
+        if not n and alone is not None:
+            n, found = 1, alone
+        if n:
             out.append((matches[i].start(), matches[i + n - 1].end(), found))
-            taken = n
-            break
-        i += taken or 1
+            reached = i + n
+    return out
+
+
+@lru_cache(maxsize=1)
+def _phrase_index() -> dict[str, tuple[dict[str, list[tuple[tuple[str, ...], tuple[Metric, ...]]]],
+                                       tuple[Metric, ...] | None]]:
+    """:func:`_phrases` by first word, then by second word (longest phrases first), with
+    the metrics of the first word alone (None when it is no phrase by itself)."""
+    out: dict[str, tuple[dict[str, list[tuple[tuple[str, ...], tuple[Metric, ...]]]],
+                         tuple[Metric, ...] | None]] = {}
+    for first, entries in _phrases().items():
+        by_second: dict[str, list[tuple[tuple[str, ...], tuple[Metric, ...]]]] = {}
+        alone: tuple[Metric, ...] | None = None
+        for phrase, found in entries:
+            if len(phrase) == 1:
+                alone = found if alone is None else alone
+            else:
+                by_second.setdefault(phrase[1], []).append((phrase, found))
+        out[first] = (by_second, alone)
     return out
 
 

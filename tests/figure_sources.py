@@ -1,7 +1,8 @@
 """The sources of the labelled figure set, fetched the way a run fetches them: dexter's own
 finance tools (``get_financials``, ``read_filings``) against the real SEC responses in
 tests/fixtures/sec-real, served over HTTP by the fake data server; each result joins a
-ledger as the executor adds it (the tool's evidence text, its title, links and tables)."""
+ledger as the executor adds it (the tool's evidence text, its title, links and tables). A
+``calc:<expression>`` source is the calculator's result on that expression."""
 
 from __future__ import annotations
 
@@ -19,7 +20,9 @@ from dexter.evidence.ledger import SourceLedger
 from dexter.messages import AssistantMessage, ToolCall
 from dexter.testing.fakedata import FakeDataServer, RecordedTree, point_settings_at
 from dexter.testing.scripted import ScriptedModel
-from dexter.tools.base import ToolContext, ToolOutput
+from dexter.tools.base import ToolContext, ToolOutput, format_result
+from dexter.tools.calculator import CalculatorTool
+from dexter.tools.evaluator import evaluate, format_number, json_number
 from dexter.tools.finance import finance_tools
 from dexter.tools.finance.router import QueryArgs
 from dexter.tools.finance.sources import SourceOptions
@@ -80,8 +83,22 @@ def ledger_for(keys: Sequence[str], outputs: dict[str, ToolOutput]) -> SourceLed
     executor adds a successful result."""
     ledger = SourceLedger()
     for key in keys:
+        if key.startswith("calc:"):
+            _calculation(ledger, key.removeprefix("calc:"))
+            continue
         tool_name, _, _ = SPECS[key]
         result = outputs[key]
         ledger.add(tool_name, {"query": key}, result.content, title=result.title,
                    urls=result.source_urls, tables=result.tables)
     return ledger
+
+
+def _calculation(ledger: SourceLedger, expression: str) -> None:
+    """A calculator result as the executor adds it: the calculator's own evidence text (its
+    result, as it reports it) and the expression."""
+    value = evaluate(expression)
+    data = {"expression": expression, "result": json_number(value),
+            "formatted": format_number(value)}
+    ledger.add("calculator", {"expression": expression},
+               CalculatorTool().evidence(format_result(data)), kind="calculation",
+               expression=expression)

@@ -23,7 +23,7 @@ from dexter.evidence.periods import (
 )
 from dexter.evidence.report import verification_event, verification_line
 from dexter.evidence.sourcetext import source_quantities, strip_gutter
-from dexter.evidence.verify import AnswerCheck, Figure, repair_note, verify_answer
+from dexter.evidence.verify import AnswerCheck, Figure, change_form, repair_note, verify_answer
 from dexter.tools.base import ToolOutput
 from dexter.tools.files import ReadFileTool
 from tests.figure_sources import fetch_outputs, ledger_for
@@ -459,6 +459,52 @@ def test_a_decline_written_down_is_the_calculators_magnitude_on_figures_read_in_
         ("3.35%", "unsupported", "3.35% is in none of the cited sources [S5] nor any other")]
 
 
+def test_a_calculation_gives_a_change_its_direction(outputs: dict[str, ToolOutput]) -> None:
+    """A calculator result is compared by its size and, for a change, by the way it went:
+    a negative result is a decline, a positive result of ``(old - new) / old`` is one too,
+    and a figure said to go the other way is flagged (before, "up 3.36%" on a decline
+    passed)."""
+    ledger = ledger_for(["AAPL-income-annual", "AAPL-10k-item7"], outputs)
+    _calculation(ledger, "(391035 - 383285) / 383285 * 100", 2.021994077514121)  # S3
+    _calculation(ledger, "(96995 - 93736) / 96995 * 100", 3.3599670086086912)  # S4: a fall
+    _calculation(ledger, "(93736 - 96995) / 96995 * 100", -3.3599670086086912)  # S5
+
+    def check(sentence: str) -> tuple[str, str]:
+        found = [f for f in verify_answer(sentence, ledger).figures if "%" in f.claim.text]
+        return found[0].status, found[0].reason
+
+    for right in ("Net income fell 3.36% [S4].", "Net income was down 3.36% [S5].",
+                  "Net income declined 3.36% [S4].", "Revenue rose 2.02% [S3].",
+                  "Net income changed by -3.36% [S5]."):
+        assert check(right) == ("supported", f"from the calculation [{right[-4:-2]}]"), right
+    assert check("Net income rose 3.36% [S5].") == (
+        "misattributed", "3.36% is a decline in the calculation [S5], not a rise")
+    assert check("Net income was up 3.36% [S4].") == (
+        "misattributed", "3.36% is a decline in the calculation [S4], not a rise")
+    assert check("Revenue fell 2.02% [S3].") == (
+        "misattributed", "2.02% is a rise in the calculation [S3], not a decline")
+    assert check("Net income growth was 3.36% [S5].")[0] == "misattributed"  # growth: a rise
+    # no direction written: the size is enough, as before
+    assert check("Net income changed 3.36% year over year [S5].")[0] == "supported"
+
+
+@pytest.mark.parametrize(("expression", "form"), [
+    ("(391035 - 383285) / 383285 * 100", 1),
+    ("100 * (391035 - 383285) / 383285", 1),
+    ("((391,035 - 383,285) / 383,285) * 100", 1),
+    ("(96995 - 93736) / 96995 * 100", -1),
+    ("(93736 / 96995 - 1) * 100", 1),
+    ("93736/96995 - 1", 1),
+    ("(1 - 93736 / 96995) * 100", -1),
+    ("96995 - 93736", 0),
+    ("(96995 - 93736) / 2", 0),
+    ("(1 + 2) * (3 - 4)", 0),
+    ("", 0),
+])
+def test_the_form_of_a_change_calculation(expression: str, form: int) -> None:
+    assert change_form(expression) == form
+
+
 def test_a_decline_in_a_table_cell_is_derived_from_the_cells_and_a_rise_is_not(
         outputs: dict[str, ToolOutput]) -> None:
     ledger = ledger_for(["AAPL-income-annual"], outputs)
@@ -482,8 +528,9 @@ def test_a_decline_in_a_table_cell_is_derived_from_the_cells_and_a_rise_is_not(
 
 def test_a_rate_row_of_a_table_in_millions_holds_percentages(
         outputs: dict[str, ToolOutput]) -> None:
-    # the filing's text keeps "Effective tax rate | 24.1 | 14.7 | 16.2" without its "%"
-    # cells, under "(dollars in millions)": the row is percentages, never $24.1 million
+    # a text that lost the "%" signs ("Effective tax rate | 24.1 | 14.7 | 16.2", as a PDF's
+    # or a web page's table may read) under "(dollars in millions)": the row is
+    # percentages, never $24.1 million (a filing's text keeps its "24.1%")
     rows = source_quantities(
         "Provision for income taxes, effective tax rate and statutory federal income tax "
         "rate for 2024, 2023 and 2022 were as follows (dollars in millions):\n\n"

@@ -105,7 +105,7 @@ def test_the_labels_are_the_oracles() -> None:
 
 def test_the_set_is_what_the_generator_writes() -> None:
     """The committed set is reproduced by its generator (so it can be grown and reviewed)."""
-    written = Generator(Oracle()).cases(140)
+    written = Generator(Oracle()).all_cases()
     assert [json.loads(json.dumps(c)) for c in written] == load_cases()
 
 
@@ -140,3 +140,17 @@ def test_the_four_rates_meet_their_goals(outcomes: tuple[list[Outcome], list[Out
     assert caught >= 0.80 * n_wrong, report
     assert flagged <= 0.02 * n_true, report
     assert read == 0, report
+
+
+def test_a_change_said_the_wrong_way_is_caught_against_the_calculator(
+        outcomes: tuple[list[Outcome], list[Outcome]]) -> None:
+    """The cases whose growth rates the calculator computed: each one said to go the wrong
+    way ("up" on a decline) is flagged, whichever form the expression has, and each true
+    one is accepted."""
+    calculated = {c["id"] for c in load_cases() if any(s.startswith("calc:")
+                                                       for s in c["sources"])}
+    figures = [o for o in outcomes[0] if o.case in calculated]
+    labels = Counter(o.label for o in figures)
+    assert labels["sign"] >= 5 and labels["true"] >= 5
+    assert [o for o in figures if o.label == "sign" and o.status not in FAILED] == []
+    assert [o for o in figures if o.label == "true" and o.status in FAILED] == []

@@ -219,7 +219,7 @@ async def test_10k_items_skip_the_table_of_contents(edgar: EdgarSource) -> None:
     texts = {i["name"]: i["text"] for i in result.data["items"]}
     assert list(texts) == ["Item-1A", "Item-7"]
     assert "global and regional economic conditions" in texts["Item-1A"]
-    assert "Net sales | 391,035 | 2 % | 383,285" in texts["Item-7"]
+    assert "Net sales | $391,035 | 2% | $383,285" in texts["Item-7"]
     assert result.data["missing_items"] == ["Item 99"]
 
 

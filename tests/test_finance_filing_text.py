@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from dexter.data.filing_text import base_form, html_to_text, normalize_item, split_items
@@ -28,7 +30,57 @@ def test_html_to_text_drops_hidden_xbrl_and_flattens_tables() -> None:
     text = html_to_text(html)
     assert "hidden facts" not in text and "var x" not in text
     assert "Net sales" in text
-    assert "Revenue | 391,035" in text
+    assert "Revenue | $391,035" in text
+
+
+REAL = Path(__file__).parent / "fixtures" / "sec-real" / "www.sec.gov" / "Archives" / "edgar" / \
+    "data"
+
+
+@pytest.fixture(scope="module")
+def apple_10k() -> list[str]:
+    """Apple's FY2024 10-K (the real EDGAR document) as text lines."""
+    path = REAL / "320193" / "000032019324000123" / "aapl-20240928.htm"
+    return html_to_text(path.read_text(encoding="utf-8")).splitlines()
+
+
+@pytest.fixture(scope="module")
+def tesla_10k() -> list[str]:
+    """Tesla's FY2024 10-K (the real EDGAR document) as text lines."""
+    path = REAL / "1318605" / "000162828025003063" / "tsla-20241231.htm"
+    return html_to_text(path.read_text(encoding="utf-8")).splitlines()
+
+
+def _line(lines: list[str], start: str) -> str:
+    return next(line for line in lines if line.startswith(start))
+
+
+def test_a_real_10k_keeps_each_unit_with_its_number(apple_10k: list[str]) -> None:
+    """The filing's "$" and "%" sit in cells of their own; the text reads them with their
+    numbers (the dollar sign before an amount, the percent sign after a rate, a negative
+    rate's parentheses before it)."""
+    assert _line(apple_10k, "Total net sales |") == \
+        "Total net sales | $391,035 | 2% | $383,285 | (3)% | $394,328"
+    assert _line(apple_10k, "Effective tax rate |") == \
+        "Effective tax rate | 24.1% | 14.7% | 16.2%"
+    assert _line(apple_10k, "iPhone |") == \
+        "iPhone | $201,183 | —% | $200,583 | (2)% | $205,489"
+
+
+def test_a_unit_over_a_header_column_is_left_out(tesla_10k: list[str]) -> None:
+    """Tesla's "Change | $ | %" header cells name columns, not numbers: they are not glued
+    to the years beside them, and the rows below keep their own units."""
+    assert "(Dollars in millions) | 2024 | 2023 | 2022" in tesla_10k
+    assert not any("2022%" in line or "2024$" in line for line in tesla_10k)
+    assert _line(tesla_10k, "Automotive sales |") == \
+        "Automotive sales | $72,480 | $78,509 | $67,210 | $(6,029) | (8)% | $11,299 | 17%"
+    assert _line(tesla_10k, "Effective tax rate |") == "Effective tax rate | 20% | (50)% | 8%"
+
+
+def test_a_closing_parenthesis_cell_closes_its_negative() -> None:
+    html = ("<table><tr><td>Other income</td><td>(</td><td>(1,234</td><td>)</td>"
+            "<td>$</td><td>Total</td><td>%</td></tr></table>")
+    assert html_to_text(html) == "Other income | ( | (1,234) | Total"
 
 
 def test_split_skips_the_table_of_contents() -> None:

@@ -110,8 +110,7 @@ def html_to_text(html: str) -> str:
     for table in soup.find_all("table"):
         lines = []
         for tr in table.find_all("tr"):
-            cells = [c.get_text(" ", strip=True) for c in tr.find_all(["td", "th"])]
-            cells = [c for c in cells if c and c not in {"$", ")", "%"}]
+            cells = _with_units([c.get_text(" ", strip=True) for c in tr.find_all(["td", "th"])])
             if cells:
                 lines.append(" | ".join(cells))
         table.replace_with("\n" + "\n".join(lines) + "\n")
@@ -123,6 +122,39 @@ def html_to_text(html: str) -> str:
     text = re.sub(r"[ \t]+", " ", text)
     text = re.sub(r" *\n *", "\n", text)
     return re.sub(r"\n{3,}", "\n\n", text).strip()
+
+
+_NUMBER_CELL = re.compile(r"\(?[-−–]?\d[\d,]*(?:\.\d+)?\)?|[—–-]+")
+"""A table cell that holds one number as a filing writes it (``391,035``, ``(4)``, ``—``)."""
+_SPACED_PERCENT = re.compile(r"(?<=\d|\))\s+%$")
+
+
+def _with_units(cells: list[str]) -> list[str]:
+    """A table row's non-empty cells, each unit kept with its number: a filing puts the
+    ``$`` before an amount, the ``%`` after a rate and the ``)`` of a negative in cells of
+    their own (``$ | 391,035``, ``24.1 | %``, ``(1,234 | )``), which read as
+    ``$391,035``, ``24.1%`` and ``(1,234)``. A unit cell beside no number (a header's ``$``
+    and ``%`` over its columns) is left out."""
+    out: list[str] = []
+    number_before = False  # the cell right before (empty cells aside) is a number
+    dollar = ""
+    for cell in cells:
+        if not cell:
+            continue
+        if cell in ("$", "US$"):
+            dollar, number_before = cell, False
+            continue
+        if cell in ("%", ")"):
+            if number_before and not out[-1].endswith(cell):
+                out[-1] += cell
+            number_before = False
+            dollar = ""
+            continue
+        cell = _SPACED_PERCENT.sub("%", cell)  # "2 %": an inline tag's space
+        number_before = bool(_NUMBER_CELL.fullmatch(cell))
+        out.append(dollar + cell if dollar and number_before else cell)
+        dollar = ""
+    return out
 
 
 @dataclass(frozen=True, slots=True)

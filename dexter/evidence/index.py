@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Literal
@@ -187,6 +187,32 @@ def source_evidence(source: Source) -> list[Evidence]:
     return out
 
 
+def _merged(entries: list[Evidence], keys: list[float], new: list[Evidence],
+            key: Callable[[Evidence], float]) -> tuple[list[Evidence], list[float]]:
+    """``entries`` (sorted by ``key``, whose values are ``keys``) with ``new`` (sorted by
+    it) merged in, each new entry after the ones of an equal key, as a stable sort of the
+    two after one another would place it. A few new numbers (a source joining a long
+    session's ledger) are inserted where they go; many are sorted in with the rest."""
+    if len(new) * 32 < len(entries):
+        entries, keys = entries[:], keys[:]
+        for e in new:
+            value = key(e)
+            at = bisect.bisect_right(keys, value)
+            keys.insert(at, value)
+            entries.insert(at, e)
+        return entries, keys
+    merged = sorted([*entries, *new], key=key)
+    return merged, [key(e) for e in merged]
+
+
+def _magnitude(e: Evidence) -> float:
+    return e.magnitude
+
+
+def _written(e: Evidence) -> float:
+    return e.written
+
+
 class EvidenceIndex:
     """The evidence of a ledger's sources, sorted by magnitude (and, for numbers a stated
     scale was applied to, by the number as written)."""
@@ -205,8 +231,10 @@ class EvidenceIndex:
         self._by_period: dict[str, dict[RowPeriod, dict[str, list[Evidence]]]] = {}
 
     def add(self, entries: Iterable[Evidence]) -> None:
-        """Take new sources' evidence (merged in order at the next lookup)."""
-        self._by_period.clear()
+        """Take new sources' evidence (merged in order at the next lookup; each field's
+        entries grouped by period as they arrive, so a check after a source joins finds
+        them grouped)."""
+        by_period = self._by_period
         for e in entries:
             self._pending.append(e)
             self.by_source.setdefault(e.source, []).append(e)
@@ -214,20 +242,21 @@ class EvidenceIndex:
                 self.by_field.setdefault(name, []).append(e)
                 if e.where in ("table", "row"):
                     self._by_source_field.setdefault((e.source, name), []).append(e)
+                if e.period is not None:
+                    by_period.setdefault(name, {}).setdefault(e.period, {}).setdefault(
+                        e.entity, []).append(e)
             if e.entity:
                 self.entities.add(e.entity)
 
     def _merge(self) -> None:
         if not self._pending:
             return
-        pending = sorted(self._pending, key=lambda e: e.magnitude)
-        merged = sorted([*self._entries, *pending], key=lambda e: e.magnitude)
-        self._entries = merged
-        self._keys = [e.magnitude for e in merged]
-        scaled = sorted((e for e in pending if e.scaled), key=lambda e: e.written)
+        pending = sorted(self._pending, key=_magnitude)
+        self._entries, self._keys = _merged(self._entries, self._keys, pending, _magnitude)
+        scaled = sorted((e for e in pending if e.scaled), key=_written)
         if scaled:
-            self._written = sorted([*self._written, *scaled], key=lambda e: e.written)
-            self._written_keys = [e.written for e in self._written]
+            self._written, self._written_keys = _merged(self._written, self._written_keys,
+                                                        scaled, _written)
         self._pending = []
 
     def around(self, low: float, high: float, limit: int = 400) -> list[Evidence]:
@@ -250,14 +279,7 @@ class EvidenceIndex:
         """The structured entries of one field grouped by their period, then by company
         (entries without a period left out), so a period named in prose is compared once
         per period and a company's cells are found without reading every company's."""
-        found = self._by_period.get(field)
-        if found is None:
-            found = {}
-            for e in self.by_field.get(field, ()):
-                if e.period is not None:
-                    found.setdefault(e.period, {}).setdefault(e.entity, []).append(e)
-            self._by_period[field] = found
-        return found
+        return self._by_period.get(field, {})
 
     def field_cells(self, field: str, sources: Iterable[str] | None = None) -> list[Evidence]:
         """The structured entries of one field, of some sources (all when None)."""

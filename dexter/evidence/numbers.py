@@ -33,7 +33,11 @@ from dexter.metrics import metrics_at
 
 Kind = Literal["money", "percent", "multiple", "number"]
 
-CORE = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|\.\d+")
+# a number: ``391,035.5``, ``391035``, ``3.2e9``, ``.5``; written to start with one character
+# class, so a scan skips to the digits and points (an alternation of repeats would be tried
+# at every character of a long text)
+CORE = re.compile(r"[\d.](?:(?<=\d)(?:\d{0,2}(?:,\d{3})+(?:\.\d+)?|\d*(?:\.\d+)?"
+                  r"(?:[eE][+-]?\d+)?)|(?<=\.)\d+)")
 SCALE_WORDS = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
 SCALE_SHORT = {"k": 1e3, "m": 1e6, "mm": 1e6, "mn": 1e6, "mln": 1e6, "b": 1e9, "bn": 1e9,
                "bln": 1e9, "t": 1e12, "tn": 1e12}
@@ -169,10 +173,17 @@ def mask_framing(text: str, *, dates: bool = True, runs: bool = True) -> str:
                 spans.append(m.span())
     if not spans:
         return text
-    chars = list(text)
-    for a, b in spans:
-        chars[a:b] = " " * (b - a)
-    return "".join(chars)
+    parts: list[str] = []
+    done = 0  # the text before this offset is written (blanked where a span covers it)
+    for a, b in sorted(spans):
+        if b <= done:
+            continue
+        a = max(a, done)
+        parts.append(text[done:a])
+        parts.append(" " * (b - a))
+        done = b
+    parts.append(text[done:])
+    return "".join(parts)
 
 
 def significant_digits(raw: str) -> int:
@@ -322,7 +333,10 @@ def _claim_at(masked: str, match: re.Match[str], original: str) -> Claim | None:
     tolerance = 0.5 * 10.0 ** (-decimals) * scale
     text_end = after_end if (unit or scale != 1.0 or money) else end
     text_start = start
-    if currency or before.endswith(("(", "-", "−", "–")):
+    if before.endswith("$") and before[-2:-1] in ("", " ", "\n") and \
+            before[-3:-2] not in ("-", "−", "–"):
+        text_start = start - 1  # the common lead: a dollar sign after a space
+    elif currency or before.endswith(("(", "-", "−", "–")):
         near = before[-10:]  # the longest lead, "-US$ ( ", is shorter
         lead = _LEAD.search(near)
         if lead is not None:

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
@@ -235,10 +236,11 @@ _YEAR = re.compile(r"(?:19|20)\d{2}")
 _RANGE = re.compile(r"to|through|-|–")
 
 
-def find_periods(text: str) -> list[Mention]:
-    """Every period ``text`` names, in order."""
+def find_periods(text: str, words: Collection[str] | None = None) -> list[Mention]:
+    """Every period ``text`` names, in order; ``words``: the distinct words of ``text`` in
+    lower case (letters and digits), when the caller has them already."""
     # table headers and labels repeat: those are remembered, an answer is read once
-    return list(_short_periods(text) if len(text) < 200 else _find_periods(text))
+    return list(_short_periods(text) if len(text) < 200 else _find_periods(text, words))
 
 
 @lru_cache(maxsize=4096)
@@ -246,11 +248,11 @@ def _short_periods(text: str) -> tuple[Mention, ...]:
     return _find_periods(text)
 
 
-def _find_periods(text: str) -> tuple[Mention, ...]:
+def _find_periods(text: str, words: Collection[str] | None = None) -> tuple[Mention, ...]:
     out: list[Mention] = []
     reached = 0
     lowered = text.lower()
-    for start, token in _starts(lowered):
+    for start, token in _starts(lowered, words):
         if start < reached or (start and text[start - 1].isalnum()):
             continue
         names = _alternatives(token)
@@ -270,14 +272,15 @@ def _find_periods(text: str) -> tuple[Mention, ...]:
     return tuple(out)
 
 
-def _starts(lowered: str) -> list[tuple[int, str]]:
+def _starts(lowered: str, words: Collection[str] | None = None) -> list[tuple[int, str]]:
     """Where a period can start in ``lowered``: ``(offset, word)`` for every word a
-    period's name begins with, in order. The words the text holds are found first, then
-    each one's places (a scan for one literal word is fast; a Python loop over every word
-    of a long answer is not)."""
+    period's name begins with, in order. The words the text holds are found first (or
+    given), then each one's places (a scan for one literal word is fast; a Python loop over
+    every word of a long answer is not)."""
     if len(lowered) < 400:
         return [(m.start(), m[0]) for m in _WORD.finditer(lowered) if _alternatives(m[0])]
-    found = [(m.start(), token) for token in set(_WORD.findall(lowered))
+    found = [(m.start(), token) for token in (set(_WORD.findall(lowered)) if words is None
+                                              else words)
              if _alternatives(token) and _SPAN_UNIT.get(token, "") in lowered
              for m in _literal(token).finditer(lowered)]
     found.sort()
@@ -534,6 +537,11 @@ def column_period(header: str, calendar: Calendar | None = None) -> RowPeriod | 
 def compare(ref: PeriodRef, row: RowPeriod) -> bool | None:
     """Whether the table row ``row`` is the period ``ref`` names; None when the row says
     too little to tell (a quarter known only by its end date, for a ``Q3 FY2025``)."""
+    if ref.kind == "fy":  # the common case, decided at once (as the rules below decide it)
+        if row.kind == "fy":
+            return None if row.year is None else row.year == ref.year
+        if row.kind in ("quarter", "ttm"):
+            return False
     if row.kind == "other":
         return None
     if row.kind == "instant":

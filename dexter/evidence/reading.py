@@ -111,10 +111,12 @@ as than versus vs vs. compared over under about around nearly approximately roug
 some both each all also just only still even yet however whose which where when what who
 whom into onto across per year-over-year yoy sequential sequentially
 """)
-_BREAK = re.compile(  # read in lower case; the words by their first letter (a scan is faster)
-    r"[,;]\s|\s(?:[—–]\s|(?:a(?:nd|gainst|lthough|fter|s\s+well\s+as)|w(?:hile|hereas|ith|"
-    r"hich)|b(?:ut|efore)|v(?:ersus|s\.?)|compared\s+(?:with|to)|though|yet|plus|up\s+from|"
-    r"down\s+from|from)\s)")
+_BREAK = re.compile(  # read in lower case: ", " or "; ", or a space before a break word
+    # (one character class first, so a scan skips to the commas and spaces; a break word
+    # only where a space is followed by one's first letter)
+    r"[,;\s](?:(?<=[,;])\s|(?<=\s)(?=[—–awbvctypudf])(?:[—–]\s|(?:a(?:nd|gainst|lthough|"
+    r"fter|s\s+well\s+as)|w(?:hile|hereas|ith|hich)|b(?:ut|efore)|v(?:ersus|s\.?)|compared"
+    r"\s+(?:with|to)|though|yet|plus|up\s+from|down\s+from|from)\s))")
 _OWN_AFTER = re.compile(
     r"^[\s,]*(?:\(\s*)?(?:(?:year[\s-]over[\s-]year|year[\s-]on[\s-]year|yoy|y/y|"
     r"sequentially|from\s+a\s+year\s+earlier)\s+)?(?:in|for|during|at|as\s+of|of|through|ending|ended|on|by\s+the\s+end"
@@ -139,6 +141,7 @@ fell fall falls falling decline declined declines declining decrease decreased d
 decreasing down dropped drop drops slipped slid contracted contraction shrank shrink lower
 slumped plunged plummeted tumbled compressed compression eroded narrowed reduced reduction lost
 """)
+_TURN_WORDS = _UP_WORDS | _DOWN_WORDS
 _LOSS_WORDS = words("""
 loss losses deficit negative outflow outflows burn burned burnt burns burning used shortfall
 lost lose
@@ -209,6 +212,8 @@ def _share_last(found: list[str]) -> bool:
 
 
 def _direction_of(found: list[str]) -> int:
+    if _TURN_WORDS.isdisjoint(found):
+        return 0
     for word in found:
         if word in _DOWN_WORDS:
             return -1
@@ -521,11 +526,17 @@ def read_answer(answer: str, claims: Sequence[Claim], resolve: Resolver,
     lowered = answer.lower()
     if len(lowered) != len(answer):  # "İ" lowers to two characters: keep offsets aligned
         lowered = "".join(c if len(c.lower()) != 1 else c.lower() for c in answer)
+        phrases = metrics.metrics_at(answer)
+        periods = find_periods(answer)
+    else:
+        # the answer's words, found once for the metric phrases and the periods
+        tokens = metrics.tokens(lowered)
+        phrases = metrics.metrics_in(lowered, tokens)
+        periods = find_periods(answer, _plain_words({m[0] for m in tokens}))
     mentions = [_MetricMention(a, b, tuple(m.field for m in found), answer[a:b],
                                "loss" in lowered[a:b] or "deficit" in lowered[a:b])
-                for a, b, found in metrics.metrics_at(answer)]
+                for a, b, found in phrases]
     mention_starts = [m.start for m in mentions]
-    periods = find_periods(answer)
     period_starts = [p.start for p in periods]
     companies = _company_mentions(answer, resolve)
     company_starts = [c[0] for c in companies]
@@ -541,7 +552,7 @@ def read_answer(answer: str, claims: Sequence[Claim], resolve: Resolver,
         placed.append((claim, u, cell))
 
     readings: list[Reading] = []
-    breaks: dict[tuple[int, int], _Breaks] = {}
+    in_unit: dict[int, _InUnit] = {}
     known: dict[str, list[tuple[int, int, str]]] = {}
 
     def named(text: str) -> list[tuple[int, int, str]]:
@@ -557,13 +568,33 @@ def read_answer(answer: str, claims: Sequence[Claim], resolve: Resolver,
             readings.append(_read_cell(answer, claim, index, cell, (start, end), siblings,
                                        named, structure, companies, company_starts))
             continue
+        context = in_unit.get(u)
+        if context is None:
+            # what the unit holds, found once for all its figures
+            unit_mentions = mentions[bisect.bisect_left(mention_starts, start):
+                                     bisect.bisect_left(mention_starts, end)]
+            context = in_unit[u] = _InUnit(
+                unit_mentions,
+                periods[bisect.bisect_left(period_starts, start):
+                        bisect.bisect_left(period_starts, end)],
+                [placed[i][0] for i in by_unit[u]],
+                _breaks(lowered, start, end, [(m.start, m.end) for m in unit_mentions]))
         readings.append(_read_prose(
-            answer, claim, index, (start, end), siblings, mentions, mention_starts, periods,
-            period_starts, companies, company_starts, citations, citation_starts, structure,
-            [placed[i][0] for i in by_unit[u]], breaks, lowered))
+            answer, claim, index, (start, end), siblings, context, companies,
+            company_starts, citations, citation_starts, structure, lowered))
     _pair_respectively(answer, readings, placed, structure, periods, mentions)
     _inherit_periods(readings)
     return readings
+
+
+def _plain_words(words: set[str]) -> set[str]:
+    """The letter-and-digit words of a text from its metric tokens (which keep ``&``:
+    ``r&d`` is the words ``r`` and ``d``)."""
+    joined = [w for w in words if "&" in w]
+    if joined:
+        words = words - set(joined)
+        words.update(part for w in joined for part in w.split("&") if part)
+    return words
 
 
 def _cell_at(structure: _Structure, offset: int) -> _Cell | None:
@@ -571,9 +602,6 @@ def _cell_at(structure: _Structure, offset: int) -> _Cell | None:
     if i >= 0 and structure.cells[i].span[0] <= offset <= structure.cells[i].span[1]:
         return structure.cells[i]
     return None
-
-
-_FAR = 1 << 62
 
 
 @dataclass(slots=True)
@@ -591,11 +619,13 @@ def _breaks(lowered: str, start: int, end: int, protected: Sequence[tuple[int, i
     case; ``protected``: the metric phrases' spans, in order and apart)."""
     starts: list[int] = []
     cuts: list[int] = []
+    firsts = [a for a, _ in protected]
     for match in _BREAK.finditer(lowered, start, end):
         a = match.start()
-        k = bisect.bisect_right(protected, (a, _FAR)) - 1  # the spans are in order
-        if k >= 0 and a < protected[k][1]:
-            continue  # never inside a metric's name ("selling, general and administrative")
+        if firsts:
+            k = bisect.bisect_right(firsts, a) - 1  # the spans are in order
+            if k >= 0 and a < protected[k][1]:
+                continue  # never inside a metric's name ("selling, general and administrative")
         cuts.append(a)
         starts.append(a + (1 if lowered[a] in ",;:" else 0))
     return _Breaks(starts, cuts)
@@ -616,20 +646,25 @@ def _clause(breaks: _Breaks, start: int, end: int, claim: Claim) -> tuple[int, i
     return left, right
 
 
+@dataclass(slots=True)
+class _InUnit:
+    """What one reading unit holds (found once for all its figures)."""
+
+    mentions: list[_MetricMention]
+    periods: list[Mention]
+    claims: list[Claim]
+    breaks: _Breaks
+
+
 def _read_prose(answer: str, claim: Claim, index: int, unit: tuple[int, int],
-                siblings: tuple[int, ...], mentions: list[_MetricMention],
-                mention_starts: list[int], periods: list[Mention], period_starts: list[int],
+                siblings: tuple[int, ...], context: _InUnit,
                 companies: list[tuple[int, int, str]], company_starts: list[int],
                 citations: Sequence[Citation], citation_starts: list[int],
-                structure: _Structure, unit_claims: list[Claim],
-                breaks: dict[tuple[int, int], _Breaks], lowered: str) -> Reading:
+                structure: _Structure, lowered: str) -> Reading:
     start, end = unit
-    lo = bisect.bisect_left(mention_starts, start)
-    hi = bisect.bisect_left(mention_starts, end)
-    unit_mentions = mentions[lo:hi]
-    if unit not in breaks:
-        breaks[unit] = _breaks(lowered, start, end, [(m.start, m.end) for m in unit_mentions])
-    c_start, c_end = _clause(breaks[unit], start, end, claim)
+    unit_mentions = context.mentions
+    unit_claims = context.claims
+    c_start, c_end = _clause(context.breaks, start, end, claim)
 
     # the last words before the figure in its unit (lower case), read once for all
     before = lowered[max(start, claim.start - 40):claim.start].split()[-4:]
@@ -660,9 +695,7 @@ def _read_prose(answer: str, claim: Claim, index: int, unit: tuple[int, int],
         if not denominator:
             role = "level"
 
-    p_lo = bisect.bisect_left(period_starts, start)
-    p_hi = bisect.bisect_left(period_starts, end)
-    own, base, period_text, is_base = _bind_periods(answer, claim, periods[p_lo:p_hi],
+    own, base, period_text, is_base = _bind_periods(answer, claim, context.periods,
                                                     mention, c_start, c_end, start, role,
                                                     unit_claims, before)
     company, company_text, inherited = _bind_company(answer, claim, companies, company_starts,
@@ -712,7 +745,7 @@ def _role(answer: str, lowered: str, claim: Claim, unit_start: int, c_start: int
     after = answer[claim.end:min(c_end, claim.end + 40)]
     # the words right before the figure (in its clause), and around it (in its unit)
     tail = answer[max(c_start, claim.start - 40):claim.start].split()[-4:]
-    last = _last_words(" ".join(tail))
+    last = _approximations_dropped([word.lower() for word in tail])
     window = f"{' '.join(before)} {' '.join(lowered[claim.end:claim.end + len(after)].split()[:4])}"
     found = _WORDS_OF.findall(window)
     direction = _direction_of(found)

@@ -48,9 +48,9 @@ _PERCENT_HEADER = re.compile(r"^\s*(?:%|percent|pct\.?|% change|change|change \(
                              r"% of .*|percentage.*)\s*$", re.IGNORECASE)
 _PERCENT_LABEL = re.compile(r"percentage|percent\b|%|\bmargin rate\b", re.IGNORECASE)
 # a row that names a rate ("Effective tax rate", "Statutory federal income tax rate") holds
-# percentages even where the filing's text lost the "%" cells: never the table's money scale;
-# an amount at or of a rate ("Tax at statutory federal rate", "Effect of a change in tax
-# rate") is money
+# percentages even where a text lost its "%" signs (a PDF's or a web page's table: a filing's
+# text keeps them, dexter.data.filing_text): never the table's money scale; an amount at or
+# of a rate ("Tax at statutory federal rate", "Effect of a change in tax rate") is money
 _RATE_LABEL = re.compile(r"(?<!exchange )(?<!conversion )\brates?\s*(?:\(\d\)|\[\d\])?\s*$",
                          re.IGNORECASE)
 _AMOUNT_AT_RATE = re.compile(r"\b(?:at|of|by|on|from|using|computed|impact|effect)\b",

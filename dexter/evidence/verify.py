@@ -30,6 +30,7 @@ import gc
 import re
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Literal
 from weakref import WeakKeyDictionary
 
@@ -243,6 +244,8 @@ class _Checker:
         self.calc_inputs = _calc_inputs(ledger, self.grounded)
         self.calc_evidence = [Evidence(s.id, v, abs(v), "number", "calc")
                               for s in self.grounded for v in (q.value for q in s.quantities)]
+        self.calc_forms = {s.id: change_form(str(s.args.get("expression", "")))
+                           for s in self.grounded}
         self.names = _entity_names(ledger)
         self.entities = set(self.index.entities) | set(self.names.values())
         self._resolved: dict[str, str | None] = {}
@@ -424,9 +427,37 @@ class _Checker:
             best = min(agreeing, key=lambda e: (e.where != "table", not e.fields,
                                                 abs(abs(e.value) - claim.value)))
             return _Verdict("supported", _supported_reason(best, r), best)
+        wrong_way: Evidence | None = None
+        if calcs and r.role in ("growth", "difference", "cagr"):
+            # a change said to rise is not a result that says it fell, nor the reverse
+            said = -1 if claim.negative else r.direction
+            kept = [e for e in calcs if not said or
+                    _calc_direction(e, self.calc_forms.get(e.source, 0)) in (0, said)]
+            if len(kept) < len(calcs):
+                wrong_way = next(e for e in calcs if e not in kept)
+            calcs = kept
         if calcs:
             return _Verdict("supported", f"from the calculation [{calcs[0].source}]",
                             calcs[0])
+        if wrong_way is not None:
+            verdict = self._judged_apart(r, structured, judged, texts, pool, tied, compute)
+            if verdict.status in FAILED:
+                fell = _calc_direction(wrong_way, self.calc_forms.get(wrong_way.source, 0)) < 0
+                return _Verdict("misattributed", f"{claim.text} is a "
+                                f"{'decline' if fell else 'rise'} in the calculation "
+                                f"[{wrong_way.source}], not a {'rise' if fell else 'decline'}",
+                                wrong_way)
+            return verdict
+        return self._judged_apart(r, structured, judged, texts, pool, tied, compute)
+
+    def _judged_apart(self, r: Reading, structured: list[Evidence],
+                      judged: list[tuple[Evidence, str | None]], texts: list[Evidence],
+                      pool: Collection[str] | None, tied: Sequence[Evidence],
+                      compute: bool) -> _Verdict:
+        """The verdict when no cell agrees and no calculation gave the figure: derived
+        from cells, contradicted by a table, found in text, or in no source."""
+        claim = r.claim
+        change = r.role in ("growth", "cagr", "difference", "share")
         derivation = self._derive(r, pool, tied) if compute else None
         if derivation is not None and derivation.ok:
             return _Verdict("derived", f"{derivation.reason}; recomputed from the cells",
@@ -574,6 +605,53 @@ def _calc_matches(claim: Claim, value: float, tolerance: float) -> bool:
     if claim.scaled:
         return any(abs(magnitude * s - claim.value) <= tolerance for s in _CALC_SCALES)
     return abs(magnitude - claim.value) <= tolerance
+
+
+_NUMBER = r"(\d[\d,]*(?:\.\d+)?)"
+_FROM_BASE = re.compile(rf"\({_NUMBER}-{_NUMBER}\)/{_NUMBER}")
+_OVER_BASE = re.compile(rf"\(?{_NUMBER}/{_NUMBER}\)?-1")
+_UNDER_BASE = re.compile(rf"1-\(?{_NUMBER}/{_NUMBER}\)?")
+
+
+def change_form(expression: str) -> int:
+    """How a calculation's result reads as a change: +1 when it is the change itself
+    (``(new - old) / old``, ``new / old - 1``: a negative result is a decline), -1 when it
+    is a decline's size (``(old - new) / old``, ``1 - new / old``: a positive result is a
+    decline), 0 when the expression says neither."""
+    text = "".join(expression.split())
+    for _ in range(3):
+        text = text.removesuffix("*100").removeprefix("100*")
+        if text.startswith("(") and text.endswith(")") and _encloses(text):
+            text = text[1:-1]
+    found = _FROM_BASE.fullmatch(text)
+    if found is not None:
+        a, b, base = (float(g.replace(",", "")) for g in found.groups())
+        return 1 if base == b and base != a else -1 if base == a and base != b else 0
+    if _OVER_BASE.fullmatch(text):
+        return 1
+    if _UNDER_BASE.fullmatch(text):
+        return -1
+    return 0
+
+
+def _encloses(text: str) -> bool:
+    """Whether the parenthesis that opens ``text`` is the one that closes it."""
+    depth = 0
+    for i, ch in enumerate(text):
+        depth += ch == "("
+        depth -= ch == ")"
+        if depth == 0:
+            return i == len(text) - 1
+    return False
+
+
+def _calc_direction(e: Evidence, form: int) -> int:
+    """Which way a change a calculation's result ``e`` gives went: -1 down, +1 up, 0 it does
+    not say (a positive result of an expression of no known form: a decline's size is
+    often computed as a positive number)."""
+    if form:
+        return form if e.value > 0 else -form if e.value < 0 else 0
+    return -1 if e.value < 0 else 0
 
 
 def _is_change_cell(e: Evidence, r: Reading) -> bool:
@@ -748,6 +826,7 @@ def _name_key(text: str) -> str:
     return re.sub(r"[^a-z0-9]", "", words)
 
 
+@lru_cache(maxsize=4096)
 def _ticker_letters(ticker: str) -> str:
     """A ticker's letters, lower case, repeats collapsed (``AAPL``: ``apl``)."""
     return re.sub(r"(.)\1+", r"\1", re.sub(r"[^a-z]", "", ticker.lower()))

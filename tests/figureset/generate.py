@@ -300,7 +300,7 @@ class Generator:
         return order[self.turn % len(order)]
 
     def fetched(self, sources: Sequence[str]) -> list[Fetched]:
-        return [Fetched(f"S{i + 1}", *WINDOWS[s]) for i, s in enumerate(sources)]
+        return fetched_of(sources)
 
     # one figure of a level, with its intent applied
     def level(self, b: Builder, company: str, metric: str, period: str, spec: str,
@@ -813,12 +813,16 @@ class Generator:
             self.prose_level(b, "AAPL", metric, period, "AAPL-income-quarterly", intent)
         return b
 
+    def annual(self) -> tuple[str, str, Builder, list[str]]:
+        """A case on one company's annual income statements: (the company, its statement's
+        spec, the case's builder, the statement's years)."""
+        company = self.rng.choice(["AAPL", "TSLA"])
+        spec = f"{company}-income-annual"
+        return company, spec, Builder([spec]), list(WINDOWS[spec][2])
+
     def derived(self) -> Builder:
         rng = self.rng
-        company = rng.choice(["AAPL", "TSLA"])
-        spec = f"{company}-income-annual"
-        b = Builder([spec])
-        years = list(WINDOWS[spec][2])
+        company, spec, b, years = self.annual()
         for _ in range(rng.randint(2, 3)):
             i = rng.randrange(1, len(years))
             metric = rng.choice(["revenue", "gross_profit", "operating_income", "net_income",
@@ -865,12 +869,66 @@ class Generator:
                              rng.choice(["true", "true", "wrong_period", "swapped"]))
         return b
 
-    def cases(self, count: int) -> list[dict[str, Any]]:
-        """``count`` cases, in a fixed rotation of scenarios."""
-        scenarios = [self.apple_annual, self.tesla_annual, self.two_companies,
-                     self.apple_quarters, self.derived, self.tables, self.tenk]
+    def calculations(self) -> Builder:
+        """Growth rates the run computed with the calculator on the statement's figures
+        (in one of the forms a model writes: the change over the base, a decline's size
+        over the base, the ratio less one), cited with the statement; some said to go the
+        wrong way ("up" on a decline: the right size, the wrong sign)."""
+        rng = self.rng
+        company, spec, b, years = self.annual()
+        for _ in range(rng.randint(2, 3)):
+            i = rng.randrange(1, len(years))
+            metric = rng.choice(["revenue", "gross_profit", "operating_income", "net_income",
+                                 "research_and_development", "cost_of_revenue"])
+            now, then = self.value(company, metric, years[i]), \
+                self.value(company, metric, years[i - 1])
+            if now is None or then is None or now <= 0 or then <= 0:
+                continue
+            new, old = f"{now:.0f}", f"{then:.0f}"
+            form = rng.choice(["change", "size", "ratio"])
+            expression = {"change": f"({new} - {old}) / {old} * 100",
+                          "size": f"({old} - {new}) / {old} * 100",
+                          "ratio": f"({new} / {old} - 1) * 100"}[form]
+            calc = f"calc:{expression}"
+            b.sources.append(calc)
+            growth = (now / then - 1) * 100
+            intent = rng.choice(["true", "true", "sign"])
+            up = (growth >= 0) == (intent == "true")  # what the words say
+            w = percent(growth, rng, digits=2)
+            meaning = Meaning(company, f"growth:{metric}", years[i], base=years[i - 1],
+                              written=w.value if up else -w.value, tolerance=w.tolerance,
+                              cited=(b.sid(spec), b.sid(calc)))
+            phrase = rng.choice(PHRASES[metric])
+            cite = f" [{b.sid(spec)}][{b.sid(calc)}]"
+            when = period_words(company, years[i], rng)
+            template = rng.randrange(3)
+            if template == 0:
+                b.add(f" {company_words(company, rng, True)} {phrase} "
+                      f"{'rose' if up else 'fell'} ")
+                b.fig(w.text, meaning, intent)
+                b.add(f" in {when}{cite}.")
+            elif template == 1:
+                b.add(f" In {when}, {phrase} was {'up' if up else 'down'} ")
+                b.fig(w.text, meaning, intent)
+                b.add(f" year over year{cite}.")
+            else:
+                b.add(f" {phrase[0].upper() + phrase[1:]} {'increased' if up else 'decreased'} ")
+                b.fig(w.text, meaning, intent)
+                b.add(f" in {when}{cite}.")
+        return b
+
+    def all_cases(self) -> list[dict[str, Any]]:
+        """The committed set: the scenarios' rotation, then the calculator's cases."""
+        return self.cases(140) + self.cases(12, [self.calculations], first=141)
+
+    def cases(self, count: int, scenarios: Sequence[Any] = (), first: int = 1
+              ) -> list[dict[str, Any]]:
+        """``count`` cases, in a fixed rotation of scenarios (numbered from ``first``)."""
+        scenarios = list(scenarios) or [self.apple_annual, self.tesla_annual,
+                                        self.two_companies, self.apple_quarters, self.derived,
+                                        self.tables, self.tenk]
         out = []
-        for n in range(count):
+        for n in range(first - 1, first - 1 + count):
             b = scenarios[n % len(scenarios)]()
             if not b.figures:
                 continue
@@ -890,12 +948,12 @@ class Generator:
 
 
 def fetched_of(sources: Sequence[str]) -> list[Fetched]:
-    """What the oracle is told a case fetched."""
-    return [Fetched(f"S{i + 1}", *WINDOWS[s]) for i, s in enumerate(sources)]
+    """What the oracle is told a case fetched (a calculation: no company's statement)."""
+    return [Fetched(f"S{i + 1}", *WINDOWS.get(s, ("", "calc", ()))) for i, s in enumerate(sources)]
 
 
 def main() -> None:
-    cases = Generator(Oracle()).cases(140)
+    cases = Generator(Oracle()).all_cases()
     OUT.parent.mkdir(parents=True, exist_ok=True)
     with OUT.open("w", encoding="utf-8") as handle:
         for case in cases:
