@@ -23,8 +23,12 @@ $(DEV): $(BIN)/dexter pyproject.toml
 run: $(BIN)/dexter
 	$(BIN)/dexter $(ARGS)
 
+# With PYTHONDONTWRITEBYTECODE set (as on some CI images) every dexter start in the suite
+# compiles dexter's modules again and each worker rewrites every test module: the suite
+# compiles them once into __pycache__ (git-ignored) instead.
 test: $(DEV)
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS)
+	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m compileall -q -j 0 dexter tests > /dev/null
+	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -q -n $(TEST_WORKERS)
 
 lint: $(DEV)
 	$(BIN)/ruff check dexter tests benchmarks
