@@ -26,6 +26,7 @@ import fcntl
 import io
 import json
 import os
+import shutil
 import signal
 import socket
 import struct
@@ -44,12 +45,12 @@ from pexpect.fdpexpect import fdspawn
 SERVER = r'''
 import ctypes, json, os, signal, socket, sys
 ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG: die with the worker
-import pkgutil, tempfile, dexter
+import pkgutil, dexter
 # Everything a run may import: dexter's modules and the libraries it loads lazily.
 # matplotlib settles its config and cache folders (from HOME) when it is imported, so it
 # gets one of the server's own, where it builds its font list once; a cold run builds it
 # again in each test's empty HOME (about a second).
-os.environ["MPLCONFIGDIR"] = tempfile.mkdtemp(prefix="dexter-forkserver-mpl-")
+os.environ["MPLCONFIGDIR"] = os.path.join(os.path.dirname(sys.argv[1]), "matplotlib")
 names = [m.name for m in pkgutil.walk_packages(dexter.__path__, "dexter.")
          if not m.name.startswith(("dexter.__main__", "dexter.testing"))]
 names += ["openai", "anthropic", "httpx", "rich.console", "rich.live", "rich.table",
@@ -203,8 +204,15 @@ def _socket_path() -> str:
         if proc.stdout.readline().strip() != "ready":
             raise RuntimeError("the dexter fork server for the tests did not start")
         _server = (proc, path)
-        atexit.register(proc.kill)
+        atexit.register(_stop, proc, folder)
         return path
+
+
+def _stop(proc: subprocess.Popen[str], folder: str) -> None:
+    """End the server and remove its folder (its socket and matplotlib's font list)."""
+    proc.kill()
+    proc.wait()
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def _start(args: list[str], cwd: Path, env: dict[str, str], fds: list[int],
