@@ -34,6 +34,13 @@ def spawn(fake: FakeLLM | None, cwd: Path, **extra: str) -> Any:
     return spawn_terminal([], cwd=cwd, env=env, dimensions=(30, 100), timeout=LIVENESS)
 
 
+def exit_at_the_prompt(child: Any) -> None:
+    """Wait for the prompt, type ``/exit`` and wait for dexter to end."""
+    child.expect("❯")
+    child.send("/exit\r")
+    child.expect(pexpect.EOF)
+
+
 @pytest.mark.parametrize("no_color", [False, True], ids=["colour", "no-color"])
 def test_ask_see_the_answer_and_quit_in_a_terminal(fake: FakeLLM, tmp_path: Path,
                                                    no_color: bool) -> None:
@@ -50,9 +57,7 @@ def test_ask_see_the_answer_and_quit_in_a_terminal(fake: FakeLLM, tmp_path: Path
         child.expect("69.6B")
         child.expect("calculations on them")  # the check: no data, the figure is computed
         child.expect("✻")
-        child.expect("❯")
-        child.send("/exit\r")
-        child.expect(pexpect.EOF)
+        exit_at_the_prompt(child)
     finally:
         child.close(force=True)
     assert child.exitstatus == 0
@@ -185,9 +190,7 @@ def test_dumb_terminal_prints_runs_between_prompts(fake: FakeLLM, tmp_path: Path
         child.expect("❯ ")  # the prompt comes back after the closing line
         child.send("/history\r")
         child.expect("1\\. six times seven")
-        child.expect("❯ ")
-        child.send("/exit\r")
-        child.expect(pexpect.EOF)
+        exit_at_the_prompt(child)
     finally:
         child.close(force=True)
     assert child.exitstatus == 0
@@ -214,9 +217,7 @@ def test_a_line_typed_during_a_run_on_a_dumb_terminal_is_asked_next(fake: FakeLL
         stall.gate.set()
         child.expect("First answer.")
         child.expect("Second answer.")
-        child.expect("❯ ")
-        child.send("/exit\r")
-        child.expect(pexpect.EOF)
+        exit_at_the_prompt(child)
     finally:
         child.close(force=True)
     assert child.exitstatus == 0
@@ -240,9 +241,7 @@ def test_with_no_key_a_terminal_session_opens_with_guidance_and_exits_2(tmp_path
     child = spawn(None, tmp_path)
     try:
         child.expect("OPENAI_API_KEY=your-key-here")
-        child.expect("❯")
-        child.send("/exit\r")
-        child.expect(pexpect.EOF)
+        exit_at_the_prompt(child)
     finally:
         child.close(force=True)
     assert child.exitstatus == 2
