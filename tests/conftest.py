@@ -18,6 +18,9 @@ def pytest_configure(config: pytest.Config) -> None:
     interrupt that never comes. Take SIGINT back, so each child starts with the default."""
     if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    if not hasattr(config, "workerinput"):  # the controlling process (or the only one)
+        from tests import forkserver
+        forkserver.start_shared()
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -12,6 +12,12 @@ them (the module path, a module a command planted, start-up itself): those tests
 cold interpreter (``run_cli(..., fresh=True)`` or ``as_script=True``), and
 ``DEXTER_TESTS_COLD=1`` makes every run cold, to check that the fork server hides nothing.
 
+One server serves the whole session: the controlling pytest process starts it before its
+workers (:func:`start_shared`, from ``tests/conftest.py``) and the workers inherit its
+socket's path; a worker whose shared server is gone starts one of its own. A request may
+name a ``script`` instead: ``tests/fixtures/warm_run.py`` uses that to start the MCP tests'
+fixture server, whose SDK imports would otherwise cost each of its starts over a second.
+
 Protocol: the client connects to the server's Unix socket and sends a JSON request (argv,
 environment, working directory) with three descriptors (stdin, stdout, stderr). The server
 forks a supervisor for the connection, which forks the run and sends back its pid, then its
@@ -45,6 +51,11 @@ from pexpect.fdpexpect import fdspawn
 SERVER = r'''
 import ctypes, json, os, signal, socket, sys
 ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG: die with the worker
+# Listen first: a client connects at once and its request waits in the backlog until the
+# imports below are done (the suite's shared server is started without waiting for them).
+listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+listener.bind(sys.argv[1])
+listener.listen(128)
 import pkgutil, dexter
 # Everything a run may import: dexter's modules and the libraries it loads lazily.
 # matplotlib settles its config and cache folders (from HOME) when it is imported, so it
@@ -60,15 +71,15 @@ names += ["openai", "anthropic", "httpx", "rich.console", "rich.live", "rich.tab
           "mcp.shared._httpx_utils", "mcp.shared.exceptions", "mcp_types", "jsonschema",
           "dotenv", "matplotlib", "matplotlib.figure", "matplotlib.font_manager",
           "matplotlib.backends.backend_agg", "matplotlib.backends.backend_svg",
-          "matplotlib.ticker", "matplotlib.style", "numpy"]
+          "matplotlib.ticker", "matplotlib.style", "numpy",
+          # the tests' MCP server (tests/fixtures/mcp_server.py), run as a script
+          "mcp.server", "mcp.server.stdio", "mcp.server.mcpserver", "mcp_types",
+          "mcp.server.streamable_http_manager", "uvicorn", "starlette.applications"]
 for name in names:
     try:
         __import__(name)
     except Exception:
         pass
-listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-listener.bind(sys.argv[1])
-listener.listen(64)
 sys.stdout.write("ready\n"); sys.stdout.flush()
 signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # supervisors are reaped by the kernel
 
@@ -109,11 +120,15 @@ def run(conn, req, fds):
     os.environ.clear()
     os.environ.update(req["env"])
     fresh_stdio(bool(req["env"].get("PYTHONUNBUFFERED")))
-    sys.argv = ["-m", *req["args"]]
+    script = req.get("script")
+    sys.argv = [script, *req["args"]] if script else ["-m", *req["args"]]
     code = 0
     try:
         import runpy
-        runpy.run_module("dexter", run_name="__main__", alter_sys=True)
+        if script:
+            runpy.run_path(script, run_name="__main__")
+        else:
+            runpy.run_module("dexter", run_name="__main__", alter_sys=True)
     except SystemExit as exc:
         if exc.code is None:
             code = 0
@@ -188,18 +203,49 @@ def cold() -> bool:
     return os.environ.get("DEXTER_TESTS_COLD", "") not in ("", "0")
 
 
-def _socket_path() -> str:
+SHARED = "DEXTER_TESTS_FORKSERVER"
+"""The environment variable naming the socket of the server the whole test session shares
+(started by the controlling pytest process, :func:`start_shared`, before its workers)."""
+_shared_failed = False
+
+
+def start_shared() -> None:
+    """Start one server for the session and name its socket in :data:`SHARED`, which the
+    test workers inherit: its imports are then paid once, not once per worker. It is not
+    waited for: requests queue on its socket until it has imported everything."""
+    if cold() or os.environ.get(SHARED):
+        return
+    proc, folder, path = _spawn()
+    atexit.register(_stop, proc, folder)
+    os.environ[SHARED] = path
+
+
+def _spawn() -> tuple[subprocess.Popen[str], str, str]:
+    folder = tempfile.mkdtemp(prefix="dexter-forkserver-")
+    path = os.path.join(folder, "s")
+    keep = {k: v for k, v in os.environ.items()
+            if k in {"PATH", "LANG", "LC_ALL", "PYTHONPATH"}}
+    proc = subprocess.Popen(
+        [sys.executable, "-P", "-c", SERVER, path], cwd="/", env=keep,
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True)
+    return proc, folder, path
+
+
+def socket_path() -> str:
+    """The socket of the server this process sends its runs to: the session's shared one
+    while it answers, else one of this process's own (started on first use)."""
+    shared = os.environ.get(SHARED)
+    if shared and not _shared_failed:
+        return shared
+    return _own_socket_path()
+
+
+def _own_socket_path() -> str:
     global _server
     with _lock:
         if _server is not None and _server[0].poll() is None:
             return _server[1]
-        folder = tempfile.mkdtemp(prefix="dexter-forkserver-")
-        path = os.path.join(folder, "s")
-        keep = {k: v for k, v in os.environ.items()
-                if k in {"PATH", "LANG", "LC_ALL", "PYTHONPATH"}}
-        proc = subprocess.Popen(
-            [sys.executable, "-P", "-c", SERVER, path], cwd="/", env=keep,
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True)
+        proc, folder, path = _spawn()
         assert proc.stdout is not None
         if proc.stdout.readline().strip() != "ready":
             raise RuntimeError("the dexter fork server for the tests did not start")
@@ -219,8 +265,15 @@ def _start(args: list[str], cwd: Path, env: dict[str, str], fds: list[int],
            tty: bool = False) -> tuple[socket.socket, IO[bytes], int]:
     """Ask the server for a run on ``fds`` (stdin, stdout, stderr): (connection, its reader,
     the run's pid)."""
+    global _shared_failed
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    conn.connect(_socket_path())
+    try:
+        conn.connect(socket_path())
+    except (FileNotFoundError, ConnectionRefusedError):
+        if not os.environ.get(SHARED) or _shared_failed:
+            raise
+        _shared_failed = True  # the shared server is gone: use one of this worker's own
+        conn.connect(socket_path())
     request = json.dumps({"args": args, "cwd": str(cwd), "env": env, "tty": tty}).encode()
     request += b"\n"
     socket.send_fds(conn, [request[:4096]], fds)

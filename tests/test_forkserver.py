@@ -8,14 +8,18 @@ its input, and a run that never ends.
 
 from __future__ import annotations
 
+import signal
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from dexter.testing.fakellm import FakeLLM, Reply, Stall
 from tests import forkserver
-from tests.cli_helpers import HOLD, cli_env, run_cli
+from tests.cli_helpers import HOLD, LIVENESS, cli_env, run_cli
+
+WARM_RUN = Path(__file__).parent / "fixtures" / "warm_run.py"
 
 
 def _both(args: list[str], cwd: Path, env: dict[str, str],
@@ -70,3 +74,44 @@ def test_a_run_past_its_timeout_is_killed_and_raises(tmp_path: Path) -> None:
                            input_text=None)
         assert stall.reached.is_set(), "the run was waiting on its reply when it was killed"
         stall.gate.set()
+
+
+ECHO_SCRIPT = '''
+import os, signal, sys, time
+print("argv", sys.argv[1:], "cwd", os.path.basename(os.getcwd()), "var", os.environ.get("X_VAR"))
+print("read", sys.stdin.read().upper(), flush=True)
+print("to stderr", file=sys.stderr)
+sys.exit(int(sys.argv[1]))
+'''
+
+
+def test_a_script_run_through_warm_run_reads_as_a_cold_start(tmp_path: Path) -> None:
+    """What the MCP tests start their fixture server with: streams, arguments, working
+    folder, environment and exit status are those of ``python SCRIPT``, and the script sees
+    end of input when its starter closes it."""
+    script = tmp_path / "echo.py"
+    script.write_text(ECHO_SCRIPT, encoding="utf-8")
+    env = {"PATH": "/usr/bin:/bin", "X_VAR": "seven"}
+    runs = []
+    for argv in ([str(script)], [str(WARM_RUN), forkserver.socket_path(), str(script)]):
+        done = subprocess.run([sys.executable, *argv, "3"], input="quiet words", text=True,
+                              capture_output=True, cwd=tmp_path, env=env, timeout=120)
+        runs.append((done.returncode, done.stdout, done.stderr))
+    warm, cold = runs[1], runs[0]
+    assert warm == cold
+    assert cold[0] == 3 and "read QUIET WORDS" in cold[1] and "var seven" in cold[1]
+
+
+def test_a_signal_to_warm_run_reaches_the_script(tmp_path: Path) -> None:
+    """dexter stops an MCP server with SIGTERM when it does not end by itself: the script
+    gets it, and the launcher ends as the script did."""
+    script = tmp_path / "wait.py"
+    script.write_text("import sys, time\nprint('up', flush=True)\ntime.sleep(600)\n",
+                      encoding="utf-8")
+    proc = subprocess.Popen([sys.executable, str(WARM_RUN), forkserver.socket_path(),
+                             str(script)], stdout=subprocess.PIPE, text=True, cwd=tmp_path)
+    assert proc.stdout is not None
+    assert proc.stdout.readline().strip() == "up"
+    proc.terminate()
+    assert proc.wait(LIVENESS) == -signal.SIGTERM
+    proc.stdout.close()

@@ -14,15 +14,27 @@ from typing import Any
 import pytest
 
 from dexter.testing.fakellm import Dynamic, FakeLLM, RecordedRequest, Reply, ToolCallSpec
+from tests import forkserver
 from tests.cli_helpers import LIVENESS, CliResult, cli_env, config_outside, run_cli
 
 pytestmark = pytest.mark.e2e
 
 SERVER = Path(__file__).parent / "fixtures" / "mcp_server.py"
+WARM_RUN = Path(__file__).parent / "fixtures" / "warm_run.py"
+
+
+def server_argv(*args: str) -> list[str]:
+    """The arguments after the interpreter that start the fixture server with ``args``: as a
+    fork of the tests' pre-imported server (its MCP SDK imports paid once, not at each of
+    the suite's many server starts), or cold with ``DEXTER_TESTS_COLD=1``. Either way dexter
+    starts, talks to and stops a process of its own over its standard streams."""
+    if forkserver.cold():
+        return [str(SERVER), *args]
+    return [str(WARM_RUN), forkserver.socket_path(), str(SERVER), *args]
 
 
 def stdio_table(name: str, *args: str) -> str:
-    argv = ", ".join(f'"{a}"' for a in [str(SERVER), *args])
+    argv = ", ".join(f'"{a}"' for a in server_argv(*args))
     return f'[mcp.servers.{name}]\ncommand = "{sys.executable}"\nargs = [{argv}]\n'
 
 
@@ -162,7 +174,7 @@ def http_server() -> Iterator[str]:
 
 def _http_server(*args: str) -> Iterator[str]:
     port = _free_port()
-    proc = subprocess.Popen([sys.executable, str(SERVER), "--http", str(port), *args],
+    proc = subprocess.Popen([sys.executable, *server_argv("--http", str(port), *args)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         for _ in range(300):  # until it accepts connections
