@@ -87,6 +87,20 @@ def dexter_command() -> list[str]:
     return [sys.executable, "-P", "-m", "dexter"]
 
 
+WARM_RUN = Path(__file__).parent / "fixtures" / "warm_run.py"
+
+
+def dexter_argv(*args: str) -> list[str]:
+    """The command line of ``python -m dexter ARGS`` for a test that needs the process
+    itself (``subprocess.Popen``: to signal it, or to read its output as it comes): a
+    launcher that hands the process's streams and signals to a fork of the pre-imported
+    interpreter (``tests/fixtures/warm_run.py``), or with ``DEXTER_TESTS_COLD=1`` the cold
+    command."""
+    if forkserver.cold():
+        return [sys.executable, "-m", "dexter", *args]
+    return [sys.executable, str(WARM_RUN), forkserver.socket_path(), "-m", "dexter", *args]
+
+
 def spawn_terminal(args: list[str], *, cwd: Path, env: dict[str, str],
                    dimensions: tuple[int, int], timeout: float) -> Any:
     """``python -m dexter ARGS`` on a pseudo-terminal of ``dimensions`` (rows, columns) for

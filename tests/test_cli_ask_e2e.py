@@ -8,7 +8,15 @@ from pathlib import Path
 import pytest
 
 from dexter.testing.fakellm import FakeLLM, HttpError, Reply, Stall, ToolCallSpec, Usage
-from tests.cli_helpers import HOLD, LIVENESS, SECRET_ANTHROPIC, SECRET_OPENAI, cli_env, run_cli
+from tests.cli_helpers import (
+    HOLD,
+    LIVENESS,
+    SECRET_ANTHROPIC,
+    SECRET_OPENAI,
+    cli_env,
+    dexter_argv,
+    run_cli,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -274,7 +282,6 @@ def test_ctrl_c_mid_stream_exits_130_and_keeps_the_scratchpad(fake: FakeLLM, tmp
                                                                model: str, route: str) -> None:
     import signal
     import subprocess
-    import sys
 
     stall = Stall(after_chunks=3, reply=Reply(text="A long answer that never finishes " * 20),
                   timeout=HOLD)
@@ -283,7 +290,7 @@ def test_ctrl_c_mid_stream_exits_130_and_keeps_the_scratchpad(fake: FakeLLM, tmp
         stall,
     )
     proc = subprocess.Popen(
-        [sys.executable, "-m", "dexter", "ask", "--model", model, "interrupt me"],
+        dexter_argv("ask", "--model", model, "interrupt me"),
         cwd=tmp_path, env=cli_env(fake, tmp_path), stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, text=True,
     )
@@ -312,12 +319,11 @@ def test_ctrl_c_mid_stream_exits_130_and_keeps_the_scratchpad(fake: FakeLLM, tmp
 def test_a_reader_that_goes_away_ends_the_run_quietly(fake: FakeLLM, tmp_path: Path) -> None:
     """``dexter ask --json ... | head -1``: no traceback once the pipe closes."""
     import subprocess
-    import sys
 
     # ~4,000 answer_delta lines: far more than a pipe buffer holds, so writes hit the closed pipe.
     fake.enqueue(Reply(text="x" * 4_000, chunk_size=1))
     proc = subprocess.Popen(
-        [sys.executable, "-m", "dexter", "ask", "--json", "pipe me"], cwd=tmp_path,
+        dexter_argv("ask", "--json", "pipe me"), cwd=tmp_path,
         env=cli_env(fake, tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     try:

@@ -17,9 +17,7 @@ import pytest
 
 from dexter.testing.fakellm import FakeLLM, Reply, Stall
 from tests import forkserver
-from tests.cli_helpers import HOLD, LIVENESS, cli_env, run_cli
-
-WARM_RUN = Path(__file__).parent / "fixtures" / "warm_run.py"
+from tests.cli_helpers import HOLD, LIVENESS, WARM_RUN, cli_env, run_cli
 
 
 def _both(args: list[str], cwd: Path, env: dict[str, str],
@@ -115,3 +113,18 @@ def test_a_signal_to_warm_run_reaches_the_script(tmp_path: Path) -> None:
     proc.terminate()
     assert proc.wait(LIVENESS) == -signal.SIGTERM
     proc.stdout.close()
+
+
+def test_dexter_through_warm_run_reads_as_a_cold_start(tmp_path: Path) -> None:
+    """``dexter_argv`` (for tests that signal the process or read it as it writes) gives
+    what ``python -m dexter`` gives: a usage error and a missing key, streams and status."""
+    env = cli_env(None, tmp_path)
+    for args in (["ask", "--output", "x.docx", "hi"], ["ask", "--plain", "hi"]):
+        warm = subprocess.run([sys.executable, str(WARM_RUN), forkserver.socket_path(), "-m",
+                               "dexter", *args], capture_output=True, text=True, cwd=tmp_path,
+                              env=env, timeout=120)
+        cold = subprocess.run([sys.executable, "-m", "dexter", *args], capture_output=True,
+                              text=True, cwd=tmp_path, env=env, timeout=120)
+        assert (warm.returncode, warm.stdout, warm.stderr) == \
+            (cold.returncode, cold.stdout, cold.stderr)
+        assert warm.returncode == 2

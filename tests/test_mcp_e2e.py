@@ -15,12 +15,11 @@ import pytest
 
 from dexter.testing.fakellm import Dynamic, FakeLLM, RecordedRequest, Reply, ToolCallSpec
 from tests import forkserver
-from tests.cli_helpers import LIVENESS, CliResult, cli_env, config_outside, run_cli
+from tests.cli_helpers import LIVENESS, WARM_RUN, CliResult, cli_env, config_outside, run_cli
 
 pytestmark = pytest.mark.e2e
 
 SERVER = Path(__file__).parent / "fixtures" / "mcp_server.py"
-WARM_RUN = Path(__file__).parent / "fixtures" / "warm_run.py"
 
 
 def server_argv(*args: str) -> list[str]:
