@@ -1,0 +1,120 @@
+"""The figure check on the held-out set B (tests/fixtures/figureset_b/cases.jsonl, written by
+tests/figureset_b/generate.py, labelled by tests/figureset_b/oracle.py from the raw SEC JSON).
+
+Checks every case exactly as tests/test_figure_rates.py does (the sources fetched by dexter's
+finance tools from the recorded SEC responses over HTTP, ``verify_answer`` on the answer, a
+figure matched by overlapping offsets; one dexter did not read counts as accepted) and prints
+the four rates against the issue's goals, then every failure with its sentence.
+
+Prints; always exits 0. Run: ``.venv/bin/python benchmarks/figure_holdout.py [--json OUT]``
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import Counter
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from dexter.evidence.verify import FAILED, verify_answer  # noqa: E402
+from tests.figureset_b.sources import fetch_outputs, ledger_for  # noqa: E402
+
+CASES = ROOT / "tests" / "fixtures" / "figureset_b" / "cases.jsonl"
+MUST_CATCH = ("misattributed", "sign", "miscited")
+
+
+@dataclass
+class Outcome:
+    case: str
+    text: str
+    label: str
+    intent: str
+    status: str
+    reason: str
+    sentence: str
+
+
+def sentence_at(answer: str, start: int, end: int) -> str:
+    dot = answer.rfind(". ", 0, start)
+    while dot >= 3 and answer[dot - 3:dot] == "Inc":
+        dot = answer.rfind(". ", 0, dot)
+    lo = max(dot + 2 if dot >= 0 else 0, answer.rfind("\n", 0, start) + 1)
+    his = [i for i in (answer.find(". ", end), answer.find("\n", end)) if i >= 0]
+    hi = min(his) + 1 if his else len(answer)
+    return answer[lo:hi].strip()
+
+
+def run() -> tuple[list[Outcome], list[Outcome]]:
+    cases = [json.loads(line) for line in CASES.read_text(encoding="utf-8").splitlines()
+             if line.strip()]
+    keys = sorted({k for c in cases for k in c["sources"]})
+    outputs = fetch_outputs(keys)
+    figures: list[Outcome] = []
+    non_figures: list[Outcome] = []
+    for case in cases:
+        check = verify_answer(case["answer"], ledger_for(case["sources"], outputs))
+        found = check.figures
+        for kind, items in (("figure", case["figures"]), ("non", case["non_figures"])):
+            for item in items:
+                match = next((f for f in found if f.claim.start < item["end"]
+                              and item["start"] < f.claim.end), None)
+                o = Outcome(case["id"], item["text"],
+                            item["label"] if kind == "figure" else "non_figure",
+                            item.get("intent", ""),
+                            match.status if match else "unread",
+                            match.reason if match else "",
+                            sentence_at(case["answer"], item["start"], item["end"]))
+                (figures if kind == "figure" else non_figures).append(o)
+    return figures, non_figures
+
+
+def failed(o: Outcome) -> bool:
+    if o.label == "non_figure":
+        return o.status != "unread"
+    if o.label == "true":
+        return o.status in FAILED
+    return o.status not in FAILED  # fabricated, misattributed, sign, miscited
+
+
+def main(argv: list[str]) -> int:
+    figures, non_figures = run()
+    fab = [o for o in figures if o.label == "fabricated"]
+    wrong = [o for o in figures if o.label in MUST_CATCH]
+    true = [o for o in figures if o.label == "true"]
+    accepted = sum(1 for o in fab if o.status not in FAILED)
+    caught = sum(1 for o in wrong if o.status in FAILED)
+    flagged = sum(1 for o in true if o.status in FAILED)
+    read = sum(1 for o in non_figures if o.status != "unread")
+
+    def pct(a: int, n: int) -> str:
+        return f"{100 * a / n:.1f} %" if n else "-"
+
+    print(f"held-out set B: {len(figures)} figures, {len(non_figures)} non-figures")
+    print(f"fabricated accepted   {accepted}/{len(fab)} = {pct(accepted, len(fab))}"
+          f"  (goal <= 2 %) {'MET' if accepted <= 0.02 * len(fab) else 'NOT MET'}")
+    print(f"misattributed caught  {caught}/{len(wrong)} = {pct(caught, len(wrong))}"
+          f"  (goal >= 80 %) {'MET' if caught >= 0.8 * len(wrong) else 'NOT MET'}")
+    print(f"true flagged          {flagged}/{len(true)} = {pct(flagged, len(true))}"
+          f"  (goal <= 2 %) {'MET' if flagged <= 0.02 * len(true) else 'NOT MET'}")
+    print(f"non-figures read      {read}/{len(non_figures)}  (goal 0) "
+          f"{'MET' if read == 0 else 'NOT MET'}")
+    print("\nlabel / intent -> status:")
+    for (label, intent, status), n in sorted(Counter((o.label, o.intent, o.status)
+                                                     for o in figures).items()):
+        print(f"  {label:>13} {intent:>13} -> {status:<13} {n}")
+    bad = [o for o in figures + non_figures if failed(o)]
+    print(f"\n{len(bad)} failures:")
+    for o in bad:
+        print(f"- {o.case} [{o.label}/{o.intent}] {o.text!r} -> {o.status}"
+              f"{': ' + o.reason if o.reason else ''}\n    {o.sentence}")
+    if len(argv) > 2 and argv[1] == "--json":
+        Path(argv[2]).write_text(json.dumps([asdict(o) for o in bad], indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv))
