@@ -530,9 +530,8 @@ def read_answer(answer: str, claims: Sequence[Claim], resolve: Resolver,
         periods = find_periods(answer)
     else:
         # the answer's words, found once for the metric phrases and the periods
-        tokens = metrics.tokens(lowered)
-        phrases = metrics.metrics_in(lowered, tokens)
-        periods = find_periods(answer, _plain_words({m[0] for m in tokens}))
+        phrases, words_in = metrics.scan(lowered)
+        periods = find_periods(answer, _plain_words(words_in))
     mentions = [_MetricMention(a, b, tuple(m.field for m in found), answer[a:b],
                                "loss" in lowered[a:b] or "deficit" in lowered[a:b])
                 for a, b, found in phrases]
