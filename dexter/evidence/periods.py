@@ -621,6 +621,7 @@ def matches(ref: PeriodRef, row: RowPeriod) -> bool:
     return False
 
 
+@lru_cache(maxsize=4096)
 def prior(ref: PeriodRef) -> tuple[PeriodRef, ...]:
     """The periods a change from ``ref`` is measured against: the year before, and for a
     quarter also the quarter before (sequential)."""

@@ -524,7 +524,8 @@ def read_answer(answer: str, claims: Sequence[Claim], resolve: Resolver,
     structure = _structure(answer, citations)
     unit_starts = [u[0] for u in structure.units]
     lowered = answer.lower()
-    if len(lowered) != len(answer):  # "İ" lowers to two characters: keep offsets aligned
+    plain = len(lowered) == len(answer)
+    if not plain:  # "İ" lowers to two characters: keep offsets aligned
         lowered = "".join(c if len(c.lower()) != 1 else c.lower() for c in answer)
         phrases = metrics.metrics_at(answer)
         periods = find_periods(answer)
@@ -580,7 +581,7 @@ def read_answer(answer: str, claims: Sequence[Claim], resolve: Resolver,
                 _breaks(lowered, start, end, [(m.start, m.end) for m in unit_mentions]))
         readings.append(_read_prose(
             answer, claim, index, (start, end), siblings, context, companies,
-            company_starts, citations, citation_starts, structure, lowered))
+            company_starts, citations, citation_starts, structure, lowered, plain))
     _pair_respectively(answer, readings, placed, structure, periods, mentions)
     _inherit_periods(readings)
     return readings
@@ -659,15 +660,21 @@ def _read_prose(answer: str, claim: Claim, index: int, unit: tuple[int, int],
                 siblings: tuple[int, ...], context: _InUnit,
                 companies: list[tuple[int, int, str]], company_starts: list[int],
                 citations: Sequence[Citation], citation_starts: list[int],
-                structure: _Structure, lowered: str) -> Reading:
+                structure: _Structure, lowered: str, plain: bool) -> Reading:
+    """``plain``: ``lowered`` is the answer's ``lower()`` (no character's length changed)."""
     start, end = unit
     unit_mentions = context.mentions
     unit_claims = context.claims
     c_start, c_end = _clause(context.breaks, start, end, claim)
 
     # the last words before the figure in its unit (lower case), read once for all
-    before = lowered[max(start, claim.start - 40):claim.start].split()[-4:]
-    role, direction = _role(answer, lowered, claim, start, c_start, c_end, before)
+    window_start = max(start, claim.start - 40)
+    before = lowered[window_start:claim.start].split()[-4:]
+    dropped = _approximations_dropped(before[:])
+    # the clause's last words are the unit's when the clause starts before that window
+    # (and lowering changed no character's length, so the words are the same)
+    last = dropped if plain and max(c_start, claim.start - 40) == window_start else None
+    role, direction = _role(answer, lowered, claim, start, c_start, c_end, before, last)
     # a share's "of revenue" names what it is a share of, not what it is
     mention = _bind_metric(answer, claim, unit_mentions if role != "share" else
                            [m for m in unit_mentions if m.start < claim.start],
@@ -696,7 +703,7 @@ def _read_prose(answer: str, claim: Claim, index: int, unit: tuple[int, int],
 
     own, base, period_text, is_base = _bind_periods(answer, claim, context.periods,
                                                     mention, c_start, c_end, start, role,
-                                                    unit_claims, before)
+                                                    unit_claims, dropped)
     company, company_text, inherited = _bind_company(answer, claim, companies, company_starts,
                                                      start, c_end, structure)
     polarity = _polarity(lowered, claim, mention, loss, c_start, c_end)
@@ -738,13 +745,15 @@ def _fields_of_kind(found: tuple[str, ...], kind: str, role: Role) -> tuple[str,
 
 
 def _role(answer: str, lowered: str, claim: Claim, unit_start: int, c_start: int, c_end: int,
-          before: list[str]) -> tuple[Role, int]:
+          before: list[str], last: list[str] | None = None) -> tuple[Role, int]:
     """``lowered``: the answer in lower case; ``before``: the last words before the figure
-    in its unit, in lower case."""
+    in its unit, in lower case; ``last``: the clause's (approximations dropped), when the
+    caller has them."""
     after = answer[claim.end:min(c_end, claim.end + 40)]
     # the words right before the figure (in its clause), and around it (in its unit)
     tail = answer[max(c_start, claim.start - 40):claim.start].split()[-4:]
-    last = _approximations_dropped([word.lower() for word in tail])
+    if last is None:
+        last = _approximations_dropped([word.lower() for word in tail])
     window = f"{' '.join(before)} {' '.join(lowered[claim.end:claim.end + len(after)].split()[:4])}"
     found = _WORDS_OF.findall(window)
     direction = _direction_of(found)
@@ -892,7 +901,8 @@ def _bind_periods(answer: str, claim: Claim, unit_periods: list[Mention],
                   mention: _MetricMention | None, c_start: int, c_end: int, unit_start: int,
                   role: Role, unit_claims: Sequence[Claim], before_words: list[str]
                   ) -> tuple[tuple[PeriodRef, ...], tuple[PeriodRef, ...], str, bool]:
-    """``before_words``: the last words before the figure in its unit, in lower case."""
+    """``before_words``: the last words before the figure in its unit, in lower case,
+    approximations dropped."""
     own: list[Mention] = []
     base: list[Mention] = []
     clean = answer  # citations are blanked already
@@ -940,13 +950,17 @@ def _bind_periods(answer: str, claim: Claim, unit_periods: list[Mention],
             if p.start >= claim.end and _after_base(clean[max(claim.end, p.start - 40):
                                                                   p.start]):
                 base.append(p)
-    is_base = role == "level" and _base_last(_approximations_dropped(list(before_words)))
+    is_base = role == "level" and _base_last(before_words)
     if is_base:
         # "up from $383.3 billion in FY2023": only a period right after it is its own
         own = [p for p in own if p.start >= claim.end]
-    refs = tuple(r for p in own for r in p.refs)
-    base_refs = tuple(r for p in base for r in p.refs)
-    text = ", ".join(answer[p.start:p.end] for p in own)
+    if len(own) == 1:  # the common case
+        p = own[0]
+        refs, text = p.refs, answer[p.start:p.end]
+    else:
+        refs = tuple(r for p in own for r in p.refs)
+        text = ", ".join(answer[p.start:p.end] for p in own)
+    base_refs = tuple(r for p in base for r in p.refs) if base else ()
     return refs, base_refs, text, is_base
 
 
@@ -1020,10 +1034,10 @@ def _polarity(lowered: str, claim: Claim, mention: _MetricMention | None, loss: 
     window = lowered[start:claim.start] + " " + lowered[claim.end:min(c_end, claim.end + 30)]
     if mention is not None and mention.start >= start:
         window = window.replace(lowered[mention.start:mention.end], " ")
-    tokens = set(_WORDS_OF.findall(window))
-    if not tokens.isdisjoint(_LOSS_WORDS) or "net use" in window:
+    tokens = _WORDS_OF.findall(window)
+    if not _LOSS_WORDS.isdisjoint(tokens) or "net use" in window:
         return -1
-    if not tokens.isdisjoint(_GAIN_WORDS) or (
+    if not _GAIN_WORDS.isdisjoint(tokens) or (
             mention is not None and "profit" in lowered[mention.start:mention.end]):
         return 1
     return 0

@@ -229,7 +229,7 @@ def _checker(ledger: SourceLedger, given: Sequence[Claim]) -> _Checker:
     known = _CHECKERS.get(ledger)
     if known is not None and known[0] == key:
         return known[1]
-    checker = _Checker(ledger, given)
+    checker = _Checker(ledger, given, known[1] if known is not None else None)
     _CHECKERS[ledger] = (key, checker)
     return checker
 
@@ -237,7 +237,10 @@ def _checker(ledger: SourceLedger, given: Sequence[Claim]) -> _Checker:
 class _Checker:
     """Judges each figure against one ledger."""
 
-    def __init__(self, ledger: SourceLedger, given: Sequence[Claim]) -> None:
+    def __init__(self, ledger: SourceLedger, given: Sequence[Claim],
+                 before: _Checker | None = None) -> None:
+        """``before``: the ledger's checker before a source joined (the names it resolved
+        are kept when the companies and their names are the same)."""
         self.ledger = ledger
         self.index: EvidenceIndex = ledger.evidence
         self.grounded = _grounded_calculations(ledger, given)
@@ -249,6 +252,9 @@ class _Checker:
         self.names = _entity_names(ledger)
         self.entities = set(self.index.entities) | set(self.names.values())
         self._resolved: dict[str, str | None] = {}
+        if before is not None and before.entities == self.entities and \
+                before.names == self.names:
+            self._resolved = dict(before._resolved)  # a name resolves as it did
         self._by_initial: dict[str, list[tuple[str, str]]] = {}
         for ticker in sorted(self.entities):
             letters = _ticker_letters(ticker)
