@@ -297,10 +297,10 @@ def _claim_at(masked: str, match: re.Match[str], original: str) -> Claim | None:
     if bare and "," not in raw and decimals == 0:
         if 1900 <= value <= 2100 or value <= 12:
             return None  # a year, or a count
-        if _TIME_AFTER.match(masked[end:end + 24]) or _MONTH_AFTER.match(masked[end:end + 14]):
-            return None
         if _names_something(masked, start):
             return None  # iPhone 16, RTX 4090, S&P 500
+        if _TIME_AFTER.match(masked[end:end + 24]) or _MONTH_AFTER.match(masked[end:end + 14]):
+            return None
     if bare and _LIST_NUMBER.search(masked[max(0, start - 8):start]) and \
             _LIST_AFTER.match(masked, end):
         return None  # list numbering

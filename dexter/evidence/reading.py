@@ -1174,19 +1174,23 @@ def _inherit_periods(readings: list[Reading]) -> None:
     for i, r in enumerate(readings):
         if r.in_table:
             continue
-        levels = [readings[j] for j in r.siblings if readings[j].periods
-                  and readings[j].role == "level" and not readings[j].is_base
-                  and not readings[j].in_table]
-        earlier = [x for x in levels if x.index < i]
-        if not r.periods and r.role == "level" and earlier:
-            source = earlier[-1]
-            if r.is_base:
-                r.periods = tuple(b for p in source.periods for b in prior(p))
-                r.period_text = ""
-            else:
+        if not r.periods and r.role in ("level", "growth", "difference"):
+            # the sentence's other level figures with a period (only a figure with none
+            # of its own looks)
+            levels = [readings[j] for j in r.siblings if readings[j].periods
+                      and readings[j].role == "level" and not readings[j].is_base
+                      and not readings[j].in_table]
+            earlier = [x for x in levels if x.index < i]
+            if r.role == "level":
+                if earlier:
+                    source = earlier[-1]
+                    if r.is_base:
+                        r.periods = tuple(b for p in source.periods for b in prior(p))
+                        r.period_text = ""
+                    else:
+                        r.periods, r.period_text = source.periods, source.period_text
+            elif levels:
+                source = (earlier or levels)[-1]
                 r.periods, r.period_text = source.periods, source.period_text
-        elif not r.periods and r.role in ("growth", "difference") and levels:
-            source = (earlier or levels)[-1]
-            r.periods, r.period_text = source.periods, source.period_text
         if r.role in ("growth", "difference") and r.periods and not r.base:
             r.base = tuple(b for p in r.periods for b in prior(p))
