@@ -454,10 +454,14 @@ def scan(lowered: str) -> tuple[list[tuple[int, int, tuple[Metric, ...]]], set[s
                     following.append(nxt)
             if len(following) < size - 1:
                 continue
-            if all(following[k - 1][0] == phrase[k] for k in range(1, size)) and all(
-                    _joined(lowered, following[k - 2].end() if k > 1 else end,
-                            following[k - 1].start()) for k in range(1, size)):
-                found, last = metrics_of, following[size - 2].end()
+            reach = end  # each next word is the phrase's and joined to the one before
+            for k in range(1, size):
+                word_k = following[k - 1]
+                if word_k[0] != phrase[k] or not _joined(lowered, reach, word_k.start()):
+                    break
+                reach = word_k.end()
+            else:
+                found, last = metrics_of, reach
                 break
         if last < 0 and alone is not None:
             found, last = alone, end
