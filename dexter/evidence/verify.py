@@ -249,7 +249,16 @@ class _Checker:
                               for s in self.grounded for v in (q.value for q in s.quantities)]
         self.calc_forms = {s.id: change_form(str(s.args.get("expression", "")))
                            for s in self.grounded}
-        self.names = _entity_names(ledger)
+        self._sources: list[Source] = ledger.sources
+        self.names: dict[str, str]
+        seen = before._sources if before is not None else []
+        if before is not None and len(seen) <= len(self._sources) and all(
+                a is b for a, b in zip(seen, self._sources[:len(seen)], strict=True)):
+            # the sources the checker before read are the same: only the new sources'
+            # names are read (a ledger only grows)
+            self.names = _entity_names(self._sources[len(seen):], dict(before.names))
+        else:
+            self.names = _entity_names(self._sources)
         self.entities = set(self.index.entities) | set(self.names.values())
         self._resolved: dict[str, str | None] = {}
         if before is not None and before.entities == self.entities and \
@@ -853,11 +862,12 @@ def _letters_fit(letters: str, key: str) -> bool:
     return True
 
 
-def _entity_names(ledger: SourceLedger) -> dict[str, str]:
+def _entity_names(sources: Iterable[Source], out: dict[str, str] | None = None
+                  ) -> dict[str, str]:
     """Company names the sources state, to their tickers (a company-facts table's
-    ``name``)."""
-    out: dict[str, str] = {}
-    for source in ledger.sources:
+    ``name``); ``out``: the names of the sources before them."""
+    out = {} if out is None else out
+    for source in sources:
         for table in source.tables:
             if table.ticker and table.entity and table.entity.upper() != table.ticker:
                 _add_name(out, table.entity, table.ticker)  # "Apple Inc." of AAPL
