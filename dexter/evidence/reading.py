@@ -671,9 +671,12 @@ def _read_prose(answer: str, claim: Claim, index: int, unit: tuple[int, int],
     window_start = max(start, claim.start - 40)
     before = lowered[window_start:claim.start].split()[-4:]
     dropped = _approximations_dropped(before[:])
-    # the clause's last words are the unit's when the clause starts before that window
-    # (and lowering changed no character's length, so the words are the same)
-    last = dropped if plain and max(c_start, claim.start - 40) == window_start else None
+    # the clause's last words, from the answer in lower case when lowering changed no
+    # character's length (so the words are the same): the unit's when the clause starts
+    # before that window
+    tail_start = max(c_start, claim.start - 40)
+    last = None if not plain else dropped if tail_start == window_start else \
+        _approximations_dropped(lowered[tail_start:claim.start].split()[-4:])
     role, direction = _role(answer, lowered, claim, start, c_start, c_end, before, last)
     # a share's "of revenue" names what it is a share of, not what it is
     mention = _bind_metric(answer, claim, unit_mentions if role != "share" else
@@ -748,8 +751,8 @@ def _role(answer: str, lowered: str, claim: Claim, unit_start: int, c_start: int
     caller has them."""
     after = answer[claim.end:min(c_end, claim.end + 40)]
     # the words right before the figure (in its clause), and around it (in its unit)
-    tail = answer[max(c_start, claim.start - 40):claim.start].split()[-4:]
     if last is None:
+        tail = answer[max(c_start, claim.start - 40):claim.start].split()[-4:]
         last = _approximations_dropped([word.lower() for word in tail])
     window = f"{' '.join(before)} {' '.join(lowered[claim.end:claim.end + len(after)].split()[:4])}"
     found = _WORDS_OF.findall(window)
@@ -773,7 +776,8 @@ def _role(answer: str, lowered: str, claim: Claim, unit_start: int, c_start: int
             return ("difference" if points else "growth"), direction
         return "level", direction
     if claim.kind in ("money", "number") and not _to_last(last):
-        if (direction or "by" in tail) and _change_last(last):
+        if (direction or "by" in answer[max(c_start, claim.start - 40):claim.start].split()[-4:]) \
+                and _change_last(last):
             return "difference", direction
         if after.lstrip()[:1] in _DIFF_FIRST and _DIFF_AFTER.match(after):
             return "difference", direction
