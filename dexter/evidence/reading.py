@@ -158,6 +158,7 @@ _APPROXIMATE = frozenset(("about", "roughly", "nearly", "approximately", "some",
 _BASE_WORDS = frozenset(("from", "than", "versus", "vs", "vs.", "against", "over", "since"))
 _BASE_PAIRS = frozenset(("compared with", "compared to", "relative to", "in the prior",
                          "a year earlier", "year-ago", "prior-year", "prior year"))
+_BASE_PAIR_LAST = frozenset(pair.split()[-1] for pair in _BASE_PAIRS)
 _DIFF_VERBS = frozenset(("up", "down", "added", "lost", "rose", "fell", "grew", "increased",
                          "decreased", "declined", "jumped", "dropped", "climbed"))
 _DIFF_NOUNS = frozenset(("increase", "decrease", "decline", "gain", "drop", "rise",
@@ -188,6 +189,8 @@ def _base_last(found: list[str]) -> bool:
         return False
     if found[-1] in _BASE_WORDS or found[-1] in ("year-ago", "prior-year"):
         return True
+    if found[-1] not in _BASE_PAIR_LAST:
+        return False  # no pair ends with the last word
     return (len(found) >= 2 and " ".join(found[-2:]) in _BASE_PAIRS) or \
         (len(found) >= 3 and " ".join(found[-3:]) in _BASE_PAIRS)
 
