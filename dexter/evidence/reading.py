@@ -1050,18 +1050,21 @@ def _polarity(lowered: str, claim: Claim, mention: _MetricMention | None, loss: 
 def _cited(answer: str, claim: Claim, citations: Sequence[Citation], starts: list[int],
            unit_start: int, unit_end: int) -> tuple[str, ...]:
     first = bisect.bisect_left(starts, unit_start)
-    last = bisect.bisect_left(starts, unit_end)
+    last = bisect.bisect_left(starts, unit_end, first)
     if first == last:
         return ()
     k = bisect.bisect_left(starts, claim.end, first, last)
     if k < last:  # the first citation after the figure, with the ones right after it
         chosen = [citations[k]]
-        for c in citations[k + 1:last]:
+        for j in range(k + 1, last):
+            c = citations[j]
             end = chosen[-1].end
             if c.start - end <= 6 and not answer[end:c.start].strip(" ,;and"):
                 chosen.append(c)
             else:
                 break
+        if len(chosen) == 1:  # the common case
+            return (chosen[0].id,)
         return tuple(dict.fromkeys(c.id for c in chosen))
     return tuple(dict.fromkeys(c.id for c in citations[first:last]))
 

@@ -304,7 +304,9 @@ class _Checker:
         """The figure's status; ``done``: the figures before it, judged (a growth rate is
         tied to the cells its sentence's other figures matched)."""
         claimed = r
-        cited = tuple(i for i in r.cited if i in self._known_ids)
+        known = self._known_ids
+        cited = (r.cited if r.cited[0] in known else ()) if len(r.cited) == 1 else \
+            tuple(i for i in r.cited if i in known)
         if r.company_inherited and cited:
             # the sentence names no company: the company its citation is about, when that
             # is not the one an earlier sentence named, is the figure's
