@@ -849,7 +849,7 @@ def _qualifier(answer: str, mention: _MetricMention, claim: Claim, unit_start: i
     stripped = before.rstrip()
     for raw in reversed(before.split()):
         word = raw.strip("\"“”()[]{},;:")
-        if not _HAS_LETTER.search(word):
+        if not (word[:1].isalpha() or _HAS_LETTER.search(word)):
             continue  # "$", "--", "2024": no word
         if len(taken) >= 3 or "$" in word or word.endswith(("'s", "’s", "'", "’")):
             break  # a possessive names a company, not a segment
