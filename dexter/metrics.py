@@ -421,6 +421,76 @@ def metrics_in(lowered: str, matches: Sequence[re.Match[str]]
     return out
 
 
+def scan(lowered: str) -> tuple[list[tuple[int, int, tuple[Metric, ...]]], set[str]]:
+    """:func:`metrics_at` of a long text in lower case, and the set of its words (as
+    :func:`tokens` reads them), found without a match object for every word: the words a
+    phrase can start with are found by a scan for each (a few of them occur in a text),
+    and only the words right after one are read."""
+    words = set(_TOKEN.findall(lowered))
+    by_first = _phrase_index()
+    starts = sorted((m.start(), word) for word in words if word in by_first
+                    for m in _token_literal(word).finditer(lowered))
+    out: list[tuple[int, int, tuple[Metric, ...]]] = []
+    reached = 0  # the words of a phrase taken are no phrase's start
+    search = _TOKEN.search
+    for start, word in starts:
+        if start < reached:
+            continue
+        by_second, alone = by_first[word]
+        end = start + len(word)
+        found: tuple[Metric, ...] = ()
+        last = -1
+        following: list[re.Match[str]] = []  # the words after it, read as far as needed
+        done = False
+        candidates = _after_first(lowered, end, following, by_second) if by_second else []
+        for phrase, metrics_of in candidates:
+            size = len(phrase)
+            while len(following) < size - 1 and not done:
+                at = following[-1].end() if following else end
+                nxt = search(lowered, at)
+                if nxt is None:
+                    done = True
+                else:
+                    following.append(nxt)
+            if len(following) < size - 1:
+                continue
+            reach = end  # each next word is the phrase's and joined to the one before
+            for k in range(1, size):
+                word_k = following[k - 1]
+                if word_k[0] != phrase[k] or not _joined(lowered, reach, word_k.start()):
+                    break
+                reach = word_k.end()
+            else:
+                found, last = metrics_of, reach
+                break
+        if last < 0 and alone is not None:
+            found, last = alone, end
+        if last >= 0:
+            out.append((start, last, found))
+            reached = last
+    return out, words
+
+
+def _after_first(lowered: str, end: int, following: list[re.Match[str]],
+                 by_second: dict[str, list[tuple[tuple[str, ...], tuple[Metric, ...]]]]
+                 ) -> list[tuple[tuple[str, ...], tuple[Metric, ...]]]:
+    """The phrases that go on with the word after the one ending at ``end`` (read into
+    ``following``), longest first."""
+    nxt = _TOKEN.search(lowered, end)
+    if nxt is None:
+        return []
+    following.append(nxt)
+    return by_second.get(nxt[0], [])
+
+
+@lru_cache(maxsize=1024)
+def _token_literal(word: str) -> re.Pattern[str]:
+    """``word`` as a whole word of :func:`tokens` (the literal first, so a scan skips to
+    its places)."""
+    escaped = re.escape(word)
+    return re.compile(rf"{escaped}(?<![a-z0-9&]{escaped})(?![a-z0-9&])")
+
+
 @lru_cache(maxsize=1)
 def _phrase_index() -> dict[str, tuple[dict[str, list[tuple[tuple[str, ...], tuple[Metric, ...]]]],
                                        tuple[Metric, ...] | None]]:

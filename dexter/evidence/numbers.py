@@ -250,6 +250,8 @@ def glued_to_letters(masked: str, start: int, end: int) -> bool:
     return nxt in "'’" and nxt2.isalpha()
 
 
+_GLUE_BEFORE = "/_#@\\'’.-–"
+"""What may come before a number that is part of a word or code (with the letters)."""
 _AFTER_FIRST = frozenset(")%×kmbtpxKMBTPX\u212a")
 """The characters a match of :data:`AFTER` can start with; after one space, these:"""
 _AFTER_SECOND = frozenset("%×tmbpxduTMBPXDU")
@@ -260,7 +262,9 @@ def _claim_at(masked: str, match: re.Match[str], original: str) -> Claim | None:
     raw = match.group()
     prev = masked[start - 1] if start else ""
     nxt = masked[end] if end < len(masked) else ""
-    if glued_to_letters(masked, start, end):
+    # (the common case, a space or a sign before and a space or a unit after, decided here)
+    if (prev in _GLUE_BEFORE or prev.isalpha() or nxt in _GLUE_AFTER) and \
+            glued_to_letters(masked, start, end):
         return None
     if "e" in raw or "E" in raw or (raw.startswith(".") and prev.isdigit()):
         return None  # exponent notation is data, not prose; 2.5.1's last part
@@ -269,8 +273,9 @@ def _claim_at(masked: str, match: re.Match[str], original: str) -> Claim | None:
     if nxt == "." and end + 1 < len(masked) and masked[end + 1].isdigit():
         return None  # 4.2.1
     before = masked[max(0, start - 24):start]
-    tail = _tail_word(before)
-    if tail in _REFERENCE_WORDS or tail.rstrip(".") in _MONTH_WORDS:
+    # a number right after a character other than a space has no word before it
+    tail = "" if before and not before[-1].isspace() else _tail_word(before)
+    if tail and (tail in _REFERENCE_WORDS or tail.rstrip(".") in _MONTH_WORDS):
         return None  # Item 7, Note 12, Sep 28
     after: re.Match[str] | None = None
     if nxt and (nxt in _AFTER_FIRST or (nxt.isspace() and end + 1 < len(masked)
@@ -297,10 +302,10 @@ def _claim_at(masked: str, match: re.Match[str], original: str) -> Claim | None:
     if bare and "," not in raw and decimals == 0:
         if 1900 <= value <= 2100 or value <= 12:
             return None  # a year, or a count
-        if _TIME_AFTER.match(masked[end:end + 24]) or _MONTH_AFTER.match(masked[end:end + 14]):
-            return None
         if _names_something(masked, start):
             return None  # iPhone 16, RTX 4090, S&P 500
+        if _TIME_AFTER.match(masked[end:end + 24]) or _MONTH_AFTER.match(masked[end:end + 14]):
+            return None
     if bare and _LIST_NUMBER.search(masked[max(0, start - 8):start]) and \
             _LIST_AFTER.match(masked, end):
         return None  # list numbering
@@ -348,10 +353,9 @@ def _claim_at(masked: str, match: re.Match[str], original: str) -> Claim | None:
         if opening != -1 and not original[opening + 1:text_start].strip():
             text_start = opening
     text = original[text_start:text_end].rstrip()
-    return Claim(text=text, start=text_start, end=text_start + len(text), value=value * scale,
-                 tolerance=tolerance, kind=kind, negative=negative, scaled=scale != 1.0,
-                 written=written, digits=significant_digits(raw),
-                 parens=in_parens)
+    # (in the order of the fields: a call by keyword costs several times as much)
+    return Claim(text, text_start, text_start + len(text), value * scale, tolerance, kind,
+                 negative, scale != 1.0, written, significant_digits(raw), in_parens)
 
 
 _REFERENCE_WORDS = words("""

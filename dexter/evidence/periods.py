@@ -264,12 +264,25 @@ def _find_periods(text: str, words: Collection[str] | None = None) -> tuple[Ment
             match = _PATTERNS[name].match(text, start)
             if match is None:
                 continue
-            refs = _refs(match)
+            # the same period is named again and again: its references are read once (by
+            # the alternative, the words and the characters around them, all that the
+            # match's groups depend on)
+            end = match.end()
+            key = (name, start == 0, text[max(0, start - 1):end + 2])
+            refs = _REFS.get(key)
+            if refs is None:
+                refs = _refs(match)
+                if len(_REFS) < 8192:
+                    _REFS[key] = refs
             if refs:
                 out.append(Mention(match.start(), match.end(), refs))
                 reached = match.end()
                 break
     return tuple(out)
+
+
+_REFS: dict[tuple[str, bool, str], tuple[PeriodRef, ...]] = {}
+"""The references of a period as written, by the alternative that read it (read once)."""
 
 
 def _starts(lowered: str, words: Collection[str] | None = None) -> list[tuple[int, str]]:
@@ -608,6 +621,7 @@ def matches(ref: PeriodRef, row: RowPeriod) -> bool:
     return False
 
 
+@lru_cache(maxsize=4096)
 def prior(ref: PeriodRef) -> tuple[PeriodRef, ...]:
     """The periods a change from ``ref`` is measured against: the year before, and for a
     quarter also the quarter before (sequential)."""

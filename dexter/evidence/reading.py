@@ -158,6 +158,7 @@ _APPROXIMATE = frozenset(("about", "roughly", "nearly", "approximately", "some",
 _BASE_WORDS = frozenset(("from", "than", "versus", "vs", "vs.", "against", "over", "since"))
 _BASE_PAIRS = frozenset(("compared with", "compared to", "relative to", "in the prior",
                          "a year earlier", "year-ago", "prior-year", "prior year"))
+_BASE_PAIR_LAST = frozenset(pair.split()[-1] for pair in _BASE_PAIRS)
 _DIFF_VERBS = frozenset(("up", "down", "added", "lost", "rose", "fell", "grew", "increased",
                          "decreased", "declined", "jumped", "dropped", "climbed"))
 _DIFF_NOUNS = frozenset(("increase", "decrease", "decline", "gain", "drop", "rise",
@@ -188,6 +189,8 @@ def _base_last(found: list[str]) -> bool:
         return False
     if found[-1] in _BASE_WORDS or found[-1] in ("year-ago", "prior-year"):
         return True
+    if found[-1] not in _BASE_PAIR_LAST:
+        return False  # no pair ends with the last word
     return (len(found) >= 2 and " ".join(found[-2:]) in _BASE_PAIRS) or \
         (len(found) >= 3 and " ".join(found[-3:]) in _BASE_PAIRS)
 
@@ -524,15 +527,15 @@ def read_answer(answer: str, claims: Sequence[Claim], resolve: Resolver,
     structure = _structure(answer, citations)
     unit_starts = [u[0] for u in structure.units]
     lowered = answer.lower()
-    if len(lowered) != len(answer):  # "İ" lowers to two characters: keep offsets aligned
+    plain = len(lowered) == len(answer)
+    if not plain:  # "İ" lowers to two characters: keep offsets aligned
         lowered = "".join(c if len(c.lower()) != 1 else c.lower() for c in answer)
         phrases = metrics.metrics_at(answer)
         periods = find_periods(answer)
     else:
         # the answer's words, found once for the metric phrases and the periods
-        tokens = metrics.tokens(lowered)
-        phrases = metrics.metrics_in(lowered, tokens)
-        periods = find_periods(answer, _plain_words({m[0] for m in tokens}))
+        phrases, words_in = metrics.scan(lowered)
+        periods = find_periods(answer, _plain_words(words_in))
     mentions = [_MetricMention(a, b, tuple(m.field for m in found), answer[a:b],
                                "loss" in lowered[a:b] or "deficit" in lowered[a:b])
                 for a, b, found in phrases]
@@ -581,7 +584,7 @@ def read_answer(answer: str, claims: Sequence[Claim], resolve: Resolver,
                 _breaks(lowered, start, end, [(m.start, m.end) for m in unit_mentions]))
         readings.append(_read_prose(
             answer, claim, index, (start, end), siblings, context, companies,
-            company_starts, citations, citation_starts, structure, lowered))
+            company_starts, citations, citation_starts, structure, lowered, plain))
     _pair_respectively(answer, readings, placed, structure, periods, mentions)
     _inherit_periods(readings)
     return readings
@@ -660,15 +663,24 @@ def _read_prose(answer: str, claim: Claim, index: int, unit: tuple[int, int],
                 siblings: tuple[int, ...], context: _InUnit,
                 companies: list[tuple[int, int, str]], company_starts: list[int],
                 citations: Sequence[Citation], citation_starts: list[int],
-                structure: _Structure, lowered: str) -> Reading:
+                structure: _Structure, lowered: str, plain: bool) -> Reading:
+    """``plain``: ``lowered`` is the answer's ``lower()`` (no character's length changed)."""
     start, end = unit
     unit_mentions = context.mentions
     unit_claims = context.claims
     c_start, c_end = _clause(context.breaks, start, end, claim)
 
     # the last words before the figure in its unit (lower case), read once for all
-    before = lowered[max(start, claim.start - 40):claim.start].split()[-4:]
-    role, direction = _role(answer, lowered, claim, start, c_start, c_end, before)
+    window_start = max(start, claim.start - 40)
+    before = lowered[window_start:claim.start].split()[-4:]
+    dropped = _approximations_dropped(before[:])
+    # the clause's last words, from the answer in lower case when lowering changed no
+    # character's length (so the words are the same): the unit's when the clause starts
+    # before that window
+    tail_start = max(c_start, claim.start - 40)
+    last = None if not plain else dropped if tail_start == window_start else \
+        _approximations_dropped(lowered[tail_start:claim.start].split()[-4:])
+    role, direction = _role(answer, lowered, claim, start, c_start, c_end, before, last)
     # a share's "of revenue" names what it is a share of, not what it is
     mention = _bind_metric(answer, claim, unit_mentions if role != "share" else
                            [m for m in unit_mentions if m.start < claim.start],
@@ -697,18 +709,15 @@ def _read_prose(answer: str, claim: Claim, index: int, unit: tuple[int, int],
 
     own, base, period_text, is_base = _bind_periods(answer, claim, context.periods,
                                                     mention, c_start, c_end, start, role,
-                                                    unit_claims, before)
+                                                    unit_claims, dropped)
     company, company_text, inherited = _bind_company(answer, claim, companies, company_starts,
                                                      start, c_end, structure)
     polarity = _polarity(lowered, claim, mention, loss, c_start, c_end)
     cited = _cited(answer, claim, citations, citation_starts, start, end)
-    return Reading(claim=claim, index=index, cited=cited, fields=fields, metric=metric_text,
-                   qualified=qualified, qualifier=qualifier, periods=own,
-                   period_text=period_text, base=base,
-                   companies=company, company_text=company_text,
-                   company_inherited=inherited, polarity=polarity,
-                   direction=direction, role=role, denominator=denominator, unit=unit,
-                   siblings=siblings, is_base=is_base)
+    # (in the order of the fields: a call by keyword costs five times as much)
+    return Reading(claim, index, cited, fields, metric_text, qualified, qualifier, own,
+                   period_text, base, company, company_text, inherited, polarity, direction,
+                   role, denominator, unit, siblings, False, is_base)
 
 
 def _fields_for(found: tuple[str, ...], claim: Claim, role: Role) -> tuple[str, ...]:
@@ -739,13 +748,15 @@ def _fields_of_kind(found: tuple[str, ...], kind: str, role: Role) -> tuple[str,
 
 
 def _role(answer: str, lowered: str, claim: Claim, unit_start: int, c_start: int, c_end: int,
-          before: list[str]) -> tuple[Role, int]:
+          before: list[str], last: list[str] | None = None) -> tuple[Role, int]:
     """``lowered``: the answer in lower case; ``before``: the last words before the figure
-    in its unit, in lower case."""
+    in its unit, in lower case; ``last``: the clause's (approximations dropped), when the
+    caller has them."""
     after = answer[claim.end:min(c_end, claim.end + 40)]
     # the words right before the figure (in its clause), and around it (in its unit)
-    tail = answer[max(c_start, claim.start - 40):claim.start].split()[-4:]
-    last = _approximations_dropped([word.lower() for word in tail])
+    if last is None:
+        tail = answer[max(c_start, claim.start - 40):claim.start].split()[-4:]
+        last = _approximations_dropped([word.lower() for word in tail])
     window = f"{' '.join(before)} {' '.join(lowered[claim.end:claim.end + len(after)].split()[:4])}"
     found = _WORDS_OF.findall(window)
     direction = _direction_of(found)
@@ -768,7 +779,8 @@ def _role(answer: str, lowered: str, claim: Claim, unit_start: int, c_start: int
             return ("difference" if points else "growth"), direction
         return "level", direction
     if claim.kind in ("money", "number") and not _to_last(last):
-        if (direction or "by" in tail) and _change_last(last):
+        if (direction or "by" in answer[max(c_start, claim.start - 40):claim.start].split()[-4:]) \
+                and _change_last(last):
             return "difference", direction
         if after.lstrip()[:1] in _DIFF_FIRST and _DIFF_AFTER.match(after):
             return "difference", direction
@@ -837,7 +849,7 @@ def _qualifier(answer: str, mention: _MetricMention, claim: Claim, unit_start: i
     stripped = before.rstrip()
     for raw in reversed(before.split()):
         word = raw.strip("\"“”()[]{},;:")
-        if not _HAS_LETTER.search(word):
+        if not (word[:1].isalpha() or _HAS_LETTER.search(word)):
             continue  # "$", "--", "2024": no word
         if len(taken) >= 3 or "$" in word or word.endswith(("'s", "’s", "'", "’")):
             break  # a possessive names a company, not a segment
@@ -893,7 +905,8 @@ def _bind_periods(answer: str, claim: Claim, unit_periods: list[Mention],
                   mention: _MetricMention | None, c_start: int, c_end: int, unit_start: int,
                   role: Role, unit_claims: Sequence[Claim], before_words: list[str]
                   ) -> tuple[tuple[PeriodRef, ...], tuple[PeriodRef, ...], str, bool]:
-    """``before_words``: the last words before the figure in its unit, in lower case."""
+    """``before_words``: the last words before the figure in its unit, in lower case,
+    approximations dropped."""
     own: list[Mention] = []
     base: list[Mention] = []
     clean = answer  # citations are blanked already
@@ -941,13 +954,17 @@ def _bind_periods(answer: str, claim: Claim, unit_periods: list[Mention],
             if p.start >= claim.end and _after_base(clean[max(claim.end, p.start - 40):
                                                                   p.start]):
                 base.append(p)
-    is_base = role == "level" and _base_last(_approximations_dropped(list(before_words)))
+    is_base = role == "level" and _base_last(before_words)
     if is_base:
         # "up from $383.3 billion in FY2023": only a period right after it is its own
         own = [p for p in own if p.start >= claim.end]
-    refs = tuple(r for p in own for r in p.refs)
-    base_refs = tuple(r for p in base for r in p.refs)
-    text = ", ".join(answer[p.start:p.end] for p in own)
+    if len(own) == 1:  # the common case
+        p = own[0]
+        refs, text = p.refs, answer[p.start:p.end]
+    else:
+        refs = tuple(r for p in own for r in p.refs)
+        text = ", ".join(answer[p.start:p.end] for p in own)
+    base_refs = tuple(r for p in base for r in p.refs) if base else ()
     return refs, base_refs, text, is_base
 
 
@@ -1021,10 +1038,10 @@ def _polarity(lowered: str, claim: Claim, mention: _MetricMention | None, loss: 
     window = lowered[start:claim.start] + " " + lowered[claim.end:min(c_end, claim.end + 30)]
     if mention is not None and mention.start >= start:
         window = window.replace(lowered[mention.start:mention.end], " ")
-    tokens = set(_WORDS_OF.findall(window))
-    if not tokens.isdisjoint(_LOSS_WORDS) or "net use" in window:
+    tokens = _WORDS_OF.findall(window)
+    if not _LOSS_WORDS.isdisjoint(tokens) or "net use" in window:
         return -1
-    if not tokens.isdisjoint(_GAIN_WORDS) or (
+    if not _GAIN_WORDS.isdisjoint(tokens) or (
             mention is not None and "profit" in lowered[mention.start:mention.end]):
         return 1
     return 0
@@ -1033,18 +1050,21 @@ def _polarity(lowered: str, claim: Claim, mention: _MetricMention | None, loss: 
 def _cited(answer: str, claim: Claim, citations: Sequence[Citation], starts: list[int],
            unit_start: int, unit_end: int) -> tuple[str, ...]:
     first = bisect.bisect_left(starts, unit_start)
-    last = bisect.bisect_left(starts, unit_end)
+    last = bisect.bisect_left(starts, unit_end, first)
     if first == last:
         return ()
     k = bisect.bisect_left(starts, claim.end, first, last)
     if k < last:  # the first citation after the figure, with the ones right after it
         chosen = [citations[k]]
-        for c in citations[k + 1:last]:
+        for j in range(k + 1, last):
+            c = citations[j]
             end = chosen[-1].end
             if c.start - end <= 6 and not answer[end:c.start].strip(" ,;and"):
                 chosen.append(c)
             else:
                 break
+        if len(chosen) == 1:  # the common case
+            return (chosen[0].id,)
         return tuple(dict.fromkeys(c.id for c in chosen))
     return tuple(dict.fromkeys(c.id for c in citations[first:last]))
 
@@ -1161,19 +1181,23 @@ def _inherit_periods(readings: list[Reading]) -> None:
     for i, r in enumerate(readings):
         if r.in_table:
             continue
-        levels = [readings[j] for j in r.siblings if readings[j].periods
-                  and readings[j].role == "level" and not readings[j].is_base
-                  and not readings[j].in_table]
-        earlier = [x for x in levels if x.index < i]
-        if not r.periods and r.role == "level" and earlier:
-            source = earlier[-1]
-            if r.is_base:
-                r.periods = tuple(b for p in source.periods for b in prior(p))
-                r.period_text = ""
-            else:
+        if not r.periods and r.role in ("level", "growth", "difference"):
+            # the sentence's other level figures with a period (only a figure with none
+            # of its own looks)
+            levels = [readings[j] for j in r.siblings if readings[j].periods
+                      and readings[j].role == "level" and not readings[j].is_base
+                      and not readings[j].in_table]
+            earlier = [x for x in levels if x.index < i]
+            if r.role == "level":
+                if earlier:
+                    source = earlier[-1]
+                    if r.is_base:
+                        r.periods = tuple(b for p in source.periods for b in prior(p))
+                        r.period_text = ""
+                    else:
+                        r.periods, r.period_text = source.periods, source.period_text
+            elif levels:
+                source = (earlier or levels)[-1]
                 r.periods, r.period_text = source.periods, source.period_text
-        elif not r.periods and r.role in ("growth", "difference") and levels:
-            source = (earlier or levels)[-1]
-            r.periods, r.period_text = source.periods, source.period_text
         if r.role in ("growth", "difference") and r.periods and not r.base:
             r.base = tuple(b for p in r.periods for b in prior(p))

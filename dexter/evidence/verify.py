@@ -229,7 +229,7 @@ def _checker(ledger: SourceLedger, given: Sequence[Claim]) -> _Checker:
     known = _CHECKERS.get(ledger)
     if known is not None and known[0] == key:
         return known[1]
-    checker = _Checker(ledger, given)
+    checker = _Checker(ledger, given, known[1] if known is not None else None)
     _CHECKERS[ledger] = (key, checker)
     return checker
 
@@ -237,7 +237,10 @@ def _checker(ledger: SourceLedger, given: Sequence[Claim]) -> _Checker:
 class _Checker:
     """Judges each figure against one ledger."""
 
-    def __init__(self, ledger: SourceLedger, given: Sequence[Claim]) -> None:
+    def __init__(self, ledger: SourceLedger, given: Sequence[Claim],
+                 before: _Checker | None = None) -> None:
+        """``before``: the ledger's checker before a source joined (the names it resolved
+        are kept when the companies and their names are the same)."""
         self.ledger = ledger
         self.index: EvidenceIndex = ledger.evidence
         self.grounded = _grounded_calculations(ledger, given)
@@ -246,9 +249,21 @@ class _Checker:
                               for s in self.grounded for v in (q.value for q in s.quantities)]
         self.calc_forms = {s.id: change_form(str(s.args.get("expression", "")))
                            for s in self.grounded}
-        self.names = _entity_names(ledger)
+        self._sources: list[Source] = ledger.sources
+        self.names: dict[str, str]
+        seen = before._sources if before is not None else []
+        if before is not None and len(seen) <= len(self._sources) and all(
+                a is b for a, b in zip(seen, self._sources[:len(seen)], strict=True)):
+            # the sources the checker before read are the same: only the new sources'
+            # names are read (a ledger only grows)
+            self.names = _entity_names(self._sources[len(seen):], dict(before.names))
+        else:
+            self.names = _entity_names(self._sources)
         self.entities = set(self.index.entities) | set(self.names.values())
         self._resolved: dict[str, str | None] = {}
+        if before is not None and before.entities == self.entities and \
+                before.names == self.names:
+            self._resolved = dict(before._resolved)  # a name resolves as it did
         self._by_initial: dict[str, list[tuple[str, str]]] = {}
         for ticker in sorted(self.entities):
             letters = _ticker_letters(ticker)
@@ -289,7 +304,9 @@ class _Checker:
         """The figure's status; ``done``: the figures before it, judged (a growth rate is
         tied to the cells its sentence's other figures matched)."""
         claimed = r
-        cited = tuple(i for i in r.cited if i in self._known_ids)
+        known = self._known_ids
+        cited = (r.cited if r.cited[0] in known else ()) if len(r.cited) == 1 else \
+            tuple(i for i in r.cited if i in known)
         if r.company_inherited and cited:
             # the sentence names no company: the company its citation is about, when that
             # is not the one an earlier sentence named, is the figure's
@@ -847,11 +864,12 @@ def _letters_fit(letters: str, key: str) -> bool:
     return True
 
 
-def _entity_names(ledger: SourceLedger) -> dict[str, str]:
+def _entity_names(sources: Iterable[Source], out: dict[str, str] | None = None
+                  ) -> dict[str, str]:
     """Company names the sources state, to their tickers (a company-facts table's
-    ``name``)."""
-    out: dict[str, str] = {}
-    for source in ledger.sources:
+    ``name``); ``out``: the names of the sources before them."""
+    out = {} if out is None else out
+    for source in sources:
         for table in source.tables:
             if table.ticker and table.entity and table.entity.upper() != table.ticker:
                 _add_name(out, table.entity, table.ticker)  # "Apple Inc." of AAPL
