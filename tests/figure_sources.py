@@ -8,15 +8,23 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import functools
 import os
+import pickle
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from unittest import mock
+
+import pytest
 
 from dexter.config import Settings
 from dexter.data.http import RetryPolicy
+from dexter.evidence import ledger as ledger_module
 from dexter.evidence.ledger import SourceLedger
+from dexter.evidence.sourcetext import Quantity, source_quantities
 from dexter.messages import AssistantMessage, ToolCall
 from dexter.testing.fakedata import FakeDataServer, RecordedTree, point_settings_at
 from dexter.testing.scripted import ScriptedModel
@@ -26,6 +34,7 @@ from dexter.tools.evaluator import evaluate, format_number, json_number
 from dexter.tools.finance import finance_tools
 from dexter.tools.finance.router import QueryArgs
 from dexter.tools.finance.sources import SourceOptions
+from tests.shared_fixtures import built_once
 
 REAL = Path(__file__).parent / "fixtures" / "sec-real"
 TODAY = dt.date(2026, 2, 15)
@@ -78,19 +87,50 @@ def fetch_outputs(keys: Sequence[str] = tuple(SPECS)) -> dict[str, ToolOutput]:
     return asyncio.run(_fetch(keys))
 
 
+def shared_outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, ToolOutput]:
+    """:func:`fetch_outputs` of every spec, fetched once for the test run (all its modules
+    and workers, :func:`tests.shared_fixtures.built_once`) and read back from a pickle: the
+    same tool outputs, equal field by field, without fetching and parsing the SEC responses
+    again in each module of each worker (about 4 CPU-s each time)."""
+    def build(folder: Path) -> None:
+        (folder / "outputs.pickle").write_bytes(pickle.dumps(fetch_outputs()))
+
+    folder = built_once(tmp_path_factory, "figure-sources", build)
+    outputs = pickle.loads((folder / "outputs.pickle").read_bytes())
+    assert isinstance(outputs, dict) and set(outputs) == set(SPECS)
+    return outputs
+
+
 def ledger_for(keys: Sequence[str], outputs: dict[str, ToolOutput]) -> SourceLedger:
     """A ledger holding the sources ``keys`` in order (``S1``, ``S2``, ...), added as the
     executor adds a successful result."""
     ledger = SourceLedger()
-    for key in keys:
-        if key.startswith("calc:"):
-            _calculation(ledger, key.removeprefix("calc:"))
-            continue
-        tool_name, _, _ = SPECS[key]
-        result = outputs[key]
-        ledger.add(tool_name, {"query": key}, result.content, title=result.title,
-                   urls=result.source_urls, tables=result.tables)
+    with quantities_read_once():
+        for key in keys:
+            if key.startswith("calc:"):
+                _calculation(ledger, key.removeprefix("calc:"))
+                continue
+            tool_name, _, _ = SPECS[key]
+            result = outputs[key]
+            ledger.add(tool_name, {"query": key}, result.content, title=result.title,
+                       urls=result.source_urls, tables=result.tables)
     return ledger
+
+
+@contextmanager
+def quantities_read_once() -> Iterator[None]:
+    """Within it, ``SourceLedger.add`` reads the numbers of a text it has read before from
+    :func:`_quantities_of` (the same frozen values) instead of reading them again."""
+    with mock.patch.object(ledger_module, "source_quantities", _quantities_of):
+        yield
+
+
+@functools.cache
+def _quantities_of(content: str) -> tuple[Quantity, ...]:
+    """``source_quantities(content)``, read once per text: the labelled set adds the same
+    nine tool outputs to hundreds of ledgers, and reading a 10-K's numbers is the costly
+    part of each (the numbers are frozen values, the same whichever ledger holds them)."""
+    return tuple(source_quantities(content))
 
 
 def _calculation(ledger: SourceLedger, expression: str) -> None:

@@ -117,12 +117,17 @@ def script_note(llm: FakeLLM, answer: str = NOTE_ANSWER) -> None:
 
 
 def run_note(llm: FakeLLM, cwd: Path, filename: str, *flags: str,
-             answer: str = NOTE_ANSWER, env_extra: dict[str, str] | None = None) -> ReportRun:
-    """The research-note run against real SEC EDGAR responses, with ``--output filename``."""
-    with FakeDataServer(fallback=RecordedTree(SEC_REAL)) as data:
-        script_note(llm, answer)
-        env = cli_env(llm, cwd, **data_env(data), **(env_extra or {}))
-        env.pop("FINANCIAL_DATASETS_API_KEY", None)
-        result = run_cli(["ask", "--plain", "--output", filename, *flags, NOTE_QUESTION],
-                         cwd=cwd, env=env, timeout=LIVENESS)  # a PDF with charts, loaded
+             answer: str = NOTE_ANSWER, env_extra: dict[str, str] | None = None,
+             data: FakeDataServer | None = None) -> ReportRun:
+    """The research-note run against real SEC EDGAR responses, with ``--output filename``
+    (served by ``data``, else by a data server of its own)."""
+    if data is None:
+        with FakeDataServer(fallback=RecordedTree(SEC_REAL)) as own:
+            return run_note(llm, cwd, filename, *flags, answer=answer, env_extra=env_extra,
+                            data=own)
+    script_note(llm, answer)
+    env = cli_env(llm, cwd, **data_env(data), **(env_extra or {}))
+    env.pop("FINANCIAL_DATASETS_API_KEY", None)
+    result = run_cli(["ask", "--plain", "--output", filename, *flags, NOTE_QUESTION],
+                     cwd=cwd, env=env, timeout=LIVENESS)  # a PDF with charts, loaded
     return ReportRun(result, cwd / filename, data)

@@ -17,6 +17,7 @@ import os
 import signal
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -239,32 +240,30 @@ def test_jobs_3_runs_three_questions_at_once_and_no_more(fake: FakeLLM, tmp_path
     fourth = Stall(after_chunks=1, reply=Reply(text="Fourth answer."), timeout=HOLD)
     fake.enqueue(*stalls, fourth, route="openai")
     fake.enqueue(*[Dynamic(all_pass) for _ in range(4)], route="anthropic")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "dexter", "eval", "--dataset", str(dataset), "--model", MAIN,
-         "--judge-model", JUDGE, "--jobs", "3", "--out", "out", "--json"],
-        cwd=tmp_path, env=cli_env(fake, tmp_path), stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True)
-    try:
-        # three runs are in flight at once, each holding an open stream...
-        for stall in stalls:
-            assert stall.reached.wait(LIVENESS), "a run did not start while others were held"
-        # ...and the fourth question waits for a free slot: nothing else reached the server
-        assert not fourth.reached.is_set()
-        assert len(fake.requests_for("openai")) == 3
-        assert fake.requests_for("anthropic") == []
-        stalls[1].gate.set()  # one run finishes and is judged...
-        assert fourth.reached.wait(LIVENESS)  # ...then the fourth question starts
-        assert len(fake.requests_for("anthropic")) == 1  # only the released run was judged
-        for stall in (*stalls, fourth):
-            stall.gate.set()
-        out, err = proc.communicate(timeout=LIVENESS)
-    finally:
-        for stall in (*stalls, fourth):
-            stall.gate.set()
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
-    assert proc.returncode == 0, err
+    # The run is a fork of the pre-imported interpreter (run_cli), waited for in a thread
+    # while this one holds and releases the fake provider's streams.
+    with ThreadPoolExecutor(1) as pool:
+        running = pool.submit(
+            run_cli, ["eval", "--dataset", str(dataset), "--model", MAIN, "--judge-model",
+                      JUDGE, "--jobs", "3", "--out", "out", "--json"],
+            cwd=tmp_path, env=cli_env(fake, tmp_path), timeout=LIVENESS)
+        try:
+            # three runs are in flight at once, each holding an open stream...
+            for stall in stalls:
+                assert stall.reached.wait(LIVENESS), "a run did not start while others were held"
+            # ...and the fourth question waits for a free slot: nothing else reached the server
+            assert not fourth.reached.is_set()
+            assert len(fake.requests_for("openai")) == 3
+            assert fake.requests_for("anthropic") == []
+            stalls[1].gate.set()  # one run finishes and is judged...
+            assert fourth.reached.wait(LIVENESS)  # ...then the fourth question starts
+            assert len(fake.requests_for("anthropic")) == 1  # only the released run was judged
+        finally:
+            for stall in (*stalls, fourth):
+                stall.gate.set()
+        done = running.result()
+    assert done.code == 0, done.stderr
+    out = done.stdout
     events = [json.loads(line) for line in out.splitlines()]
     kinds = [e["type"] for e in events]
     assert kinds[0] == "eval_start" and kinds[-1] == "eval_summary"

@@ -8,6 +8,7 @@ Apple's real recorded SEC responses (every tool result).
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +56,14 @@ def test_the_example_replays_as_a_labelled_run(tmp_path: Path) -> None:
 
 def test_the_example_is_what_the_scripted_run_on_recorded_sec_data_gives(
         tmp_path: Path) -> None:
-    made = essentials(generate(tmp_path / "again.jsonl"))
+    def fork_server_run(args: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, str, str]:
+        # PYTHONPATH, as cli_env keeps it: with DEXTER_TESTS_COLD=1 a worktree runs its own
+        # dexter
+        env = {**env, **{k: v for k, v in os.environ.items() if k == "PYTHONPATH"}}
+        done = run_cli(args, cwd=cwd, env=env, timeout=600)
+        return done.code, done.stdout, done.stderr
+
+    made = essentials(generate(tmp_path / "again.jsonl", run=fork_server_run))
     shipped = essentials(EXAMPLE_SCRATCHPAD)
     assert made == shipped, ("scratchpads/example-apple.jsonl is out of date; regenerate it: "
                              "python -m dexter.testing.example_run")

@@ -5,6 +5,7 @@ Tesla's statements fetched by dexter's finance tools from the real SEC responses
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 from pathlib import Path
 
@@ -26,7 +27,7 @@ from dexter.evidence.sourcetext import source_quantities, strip_gutter
 from dexter.evidence.verify import AnswerCheck, Figure, change_form, repair_note, verify_answer
 from dexter.tools.base import ToolOutput
 from dexter.tools.files import ReadFileTool
-from tests.figure_sources import fetch_outputs, ledger_for
+from tests.figure_sources import ledger_for, quantities_read_once, shared_outputs
 
 FIXTURES = Path(__file__).parent / "fixtures"
 FILINGS = FIXTURES / "sec-real" / "www.sec.gov" / "Archives" / "edgar" / "data"
@@ -36,8 +37,8 @@ ADOBE_RELEASE = FIXTURES / "figures" / "adbeex991q123.htm"
 
 
 @pytest.fixture(scope="module")
-def outputs() -> dict[str, ToolOutput]:
-    return fetch_outputs()
+def outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, ToolOutput]:
+    return shared_outputs(tmp_path_factory)
 
 
 def check(ledger: SourceLedger, answer: str) -> dict[str, Figure]:
@@ -50,9 +51,17 @@ def statuses(ledger: SourceLedger, answer: str) -> list[tuple[str, str]]:
 
 def text_ledger(path: Path, ticker: str) -> SourceLedger:
     ledger = SourceLedger()
-    ledger.add("read_filings", {"ticker": ticker}, html_to_text(
-        path.read_text(encoding="utf-8", errors="replace")), title=f"{ticker} filing")
+    with quantities_read_once():
+        ledger.add("read_filings", {"ticker": ticker}, filing_text(path),
+                   title=f"{ticker} filing")
     return ledger
+
+
+@functools.cache
+def filing_text(path: Path) -> str:
+    """The filing's text as dexter reads it (parsed once per module: several tests read the
+    same 10-K, about half a second each)."""
+    return html_to_text(path.read_text(encoding="utf-8", errors="replace"))
 
 
 # -- 1. evidence is the data, not the framing --------------------------------------------------

@@ -23,7 +23,7 @@ import pytest
 
 from dexter.evidence.verify import FAILED, verify_answer
 from dexter.tools.base import ToolOutput
-from tests.figure_sources import fetch_outputs, ledger_for
+from tests.figure_sources import ledger_for, shared_outputs
 from tests.figureset.generate import Generator, fetched_of
 from tests.figureset.oracle import Oracle, meaning_from
 
@@ -47,8 +47,8 @@ class Outcome:
 
 
 @pytest.fixture(scope="module")
-def outputs() -> dict[str, ToolOutput]:
-    return fetch_outputs()
+def outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, ToolOutput]:
+    return shared_outputs(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")

@@ -32,7 +32,7 @@ from dexter.render.jsonl import JsonRenderer
 from dexter.render.plain import PlainRenderer
 from dexter.scratchpad import Scratchpad, append_whole, folder_problem
 from dexter.testing.fakellm import FakeLLM, Reply, ToolCallSpec
-from tests.cli_helpers import CliResult, cli_env
+from tests.cli_helpers import CliResult, cli_env, run_cli
 
 pytestmark = pytest.mark.e2e
 
@@ -194,10 +194,15 @@ def fake() -> Iterator[FakeLLM]:
 
 def _ask(cwd: Path, env: dict[str, str], *, prefix: list[str] | None = None,
          preexec: Callable[[], None] | None = None, code: str | None = None) -> CliResult:
-    """``dexter ask --json`` (or ``code`` run with ``python -c``), in ``cwd``."""
+    """``dexter ask --json`` (or ``code`` run with ``python -c``), in ``cwd``: a new
+    interpreter under ``prefix`` or ``preexec`` or for ``code`` (the fault is set up before
+    it starts), else a fork-server run (:func:`tests.cli_helpers.run_cli`)."""
+    ask = ["ask", "--json", "--model", "gpt-5.6-sol", "What is 2 + 2?"]
+    if prefix is None and preexec is None and code is None:
+        return run_cli(ask, cwd=cwd, env=env, timeout=120)
     command = ([sys.executable, "-c", code] if code is not None else
                [sys.executable, "-m", "dexter"])
-    args = [*command, "ask", "--json", "--model", "gpt-5.6-sol", "What is 2 + 2?"]
+    args = [*command, *ask]
     # No bytecode: under a file-size limit the interpreter would leave truncated .pyc files.
     env = {**env, "PYTHONDONTWRITEBYTECODE": "1"}
     proc = subprocess.run([*(prefix or []), *args], cwd=cwd, env=env, capture_output=True,

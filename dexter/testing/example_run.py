@@ -22,6 +22,7 @@ import re
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from dexter.testing.fakedata import FakeDataServer, RecordedTree
@@ -84,9 +85,21 @@ def script(fake: FakeLLM) -> None:
     )
 
 
-def generate(out: Path) -> Path:
-    """Run the scripted question through ``dexter ask`` and write its scratchpad to ``out``
-    with the example label in its ``init`` line; returns ``out``."""
+Runner = Callable[[list[str], Path, dict[str, str]], tuple[int, str, str]]
+"""Runs ``dexter ARGS`` in a folder with an environment: (exit code, stdout, stderr)."""
+
+
+def run_dexter(args: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, str, str]:
+    """``python -m dexter ARGS`` in a new interpreter."""
+    run = subprocess.run([sys.executable, "-m", "dexter", *args], cwd=cwd, env=env,
+                         capture_output=True, text=True, timeout=600)
+    return run.returncode, run.stdout, run.stderr
+
+
+def generate(out: Path, run: Runner = run_dexter) -> Path:
+    """Run the scripted question through ``dexter ask`` (started by ``run``: a test passes
+    one that forks a pre-imported interpreter) and write its scratchpad to ``out`` with the
+    example label in its ``init`` line; returns ``out``."""
     with tempfile.TemporaryDirectory() as tmp, FakeLLM() as fake, \
             FakeDataServer(fallback=RecordedTree(SEC_REAL)) as data:
         script(fake)
@@ -100,11 +113,9 @@ def generate(out: Path) -> Path:
             "SEC_EDGAR_BASE_URL": data.url, "SEC_EDGAR_DATA_URL": data.url,
             "YAHOO_CHART_BASE_URL": data.url, "FINANCIAL_DATASETS_BASE_URL": data.url,
         }
-        run = subprocess.run([sys.executable, "-m", "dexter", "ask", "--json", "--model", MODEL,
-                              QUESTION], cwd=cwd, env=env, capture_output=True, text=True,
-                             timeout=600)
-        if run.returncode != 0:
-            raise RuntimeError(f"the example run failed ({run.returncode}):\n{run.stderr}\n{run.stdout[-3000:]}")
+        code, stdout, stderr = run(["ask", "--json", "--model", MODEL, QUESTION], cwd, env)
+        if code != 0:
+            raise RuntimeError(f"the example run failed ({code}):\n{stderr}\n{stdout[-3000:]}")
         fake.assert_no_violations()
         [pad] = sorted((cwd / "scratchpads").glob("*.jsonl"))
         lines = pad.read_text(encoding="utf-8").splitlines()
