@@ -12,7 +12,7 @@ import functools
 import os
 import pickle
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -40,7 +40,8 @@ REAL = Path(__file__).parent / "fixtures" / "sec-real"
 TODAY = dt.date(2026, 2, 15)
 
 # spec -> (tool, the routing call, the Fetched periods the oracle is told about)
-SPECS: dict[str, tuple[str, str, dict[str, Any]]] = {
+Spec = tuple[str, str, dict[str, Any]]
+SPECS: dict[str, Spec] = {
     "AAPL-income-annual": ("get_financials", "get_income_statements",
                            {"ticker": "AAPL", "period": "annual", "limit": 5}),
     "AAPL-income-quarterly": ("get_financials", "get_income_statements",
@@ -62,7 +63,7 @@ SPECS: dict[str, tuple[str, str, dict[str, Any]]] = {
 }
 
 
-async def _fetch(keys: Sequence[str]) -> dict[str, ToolOutput]:
+async def _fetch(keys: Sequence[str], specs: Mapping[str, Spec]) -> dict[str, ToolOutput]:
     out: dict[str, ToolOutput] = {}
     home = Path(tempfile.mkdtemp(prefix="figureset-"))
     with FakeDataServer(fallback=RecordedTree(REAL)) as server:
@@ -72,7 +73,7 @@ async def _fetch(keys: Sequence[str]) -> dict[str, ToolOutput]:
                 retry=RetryPolicy(max_retries=0, backoff_base=0.001), sec_rate_limiter=None,
                 today=TODAY, use_cache=False), env={})}
         for key in keys:
-            tool_name, sub, args = SPECS[key]
+            tool_name, sub, args = specs[key]
             model = ScriptedModel([AssistantMessage("", tool_calls=(ToolCall("c1", sub, args),))])
             ctx = ToolContext(settings=settings, cwd=home, home=home, fast_model=model)
             result = await tools[tool_name].run(QueryArgs(query=key), ctx)
@@ -81,10 +82,11 @@ async def _fetch(keys: Sequence[str]) -> dict[str, ToolOutput]:
     return out
 
 
-def fetch_outputs(keys: Sequence[str] = tuple(SPECS)) -> dict[str, ToolOutput]:
-    """The tool output of each source spec (fetched once)."""
+def fetch_outputs(keys: Sequence[str] = tuple(SPECS),
+                  specs: Mapping[str, Spec] = SPECS) -> dict[str, ToolOutput]:
+    """The tool output of each source spec (fetched once); ``specs``: the set's own."""
     os.environ.setdefault("NO_PROXY", "127.0.0.1,localhost")
-    return asyncio.run(_fetch(keys))
+    return asyncio.run(_fetch(keys, specs))
 
 
 def shared_outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, ToolOutput]:
@@ -101,7 +103,8 @@ def shared_outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, ToolOu
     return outputs
 
 
-def ledger_for(keys: Sequence[str], outputs: dict[str, ToolOutput]) -> SourceLedger:
+def ledger_for(keys: Sequence[str], outputs: dict[str, ToolOutput],
+               specs: Mapping[str, Spec] = SPECS) -> SourceLedger:
     """A ledger holding the sources ``keys`` in order (``S1``, ``S2``, ...), added as the
     executor adds a successful result."""
     ledger = SourceLedger()
@@ -110,7 +113,7 @@ def ledger_for(keys: Sequence[str], outputs: dict[str, ToolOutput]) -> SourceLed
             if key.startswith("calc:"):
                 _calculation(ledger, key.removeprefix("calc:"))
                 continue
-            tool_name, _, _ = SPECS[key]
+            tool_name, _, _ = specs[key]
             result = outputs[key]
             ledger.add(tool_name, {"query": key}, result.content, title=result.title,
                        urls=result.source_urls, tables=result.tables)
