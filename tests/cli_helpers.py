@@ -101,6 +101,16 @@ def dexter_argv(*args: str) -> list[str]:
     return [sys.executable, str(WARM_RUN), forkserver.socket_path(), "-m", "dexter", *args]
 
 
+def script_argv(script: Path, *args: str) -> list[str]:
+    """The arguments after the interpreter that run ``python SCRIPT ARGS``: through the
+    warm launcher, as a fork of the pre-imported interpreter (so its dexter and SDK imports
+    are not paid again at each start), or cold with ``DEXTER_TESTS_COLD=1``. Either way the
+    starter gets a process of its own, with its streams, signals and exit status."""
+    if forkserver.cold():
+        return [str(script), *args]
+    return [str(WARM_RUN), forkserver.socket_path(), str(script), *args]
+
+
 def spawn_terminal(args: list[str], *, cwd: Path, env: dict[str, str],
                    dimensions: tuple[int, int], timeout: float) -> Any:
     """``python -m dexter ARGS`` on a pseudo-terminal of ``dimensions`` (rows, columns) for

@@ -8,19 +8,16 @@ does not show on every run.
 
 from __future__ import annotations
 
-import importlib
 import json
-import os
-import select
-import signal
+import subprocess
 import sys
 import time
-import traceback
 from pathlib import Path
 
 import pytest
 
 from dexter.filelock import append_locked, locked, write_atomic
+from tests.cli_helpers import script_argv
 
 LINES = 150
 TRIALS = 3
@@ -79,57 +76,20 @@ for n in range(lines):
 """
 
 
-WORKER_MODULES = ("dexter.memory.store", "dexter.agent.conversation", "dexter.repl.terminal",
-                  "dexter.repl.handlers")
-"""What the workers import, imported in this process first: each worker is a fork of it and
-starts with them (a cold interpreter spent up to 0.7 CPU-s importing them, twice a test)."""
-
-
 def _race(code: str, target: Path, go: Path) -> None:
-    """Run two workers of ``code`` on ``target``, released together, and wait for both."""
-    for name in WORKER_MODULES:
-        importlib.import_module(name)
-    workers = [_fork(code, [str(target), name, str(go), str(LINES)], go.with_name(f"{name}.err"))
-               for name in ("a", "b")]
+    """Run two workers of ``code`` on ``target``, released together, and wait for both.
+    Each is a process of its own started through the warm launcher (a cold interpreter spent
+    up to 0.7 CPU-s importing dexter's modules, twice a test)."""
+    script = go.with_name("worker.py")
+    script.write_text(code, encoding="utf-8")
+    workers = [subprocess.Popen([sys.executable, *script_argv(script, str(target), name,
+                                                              str(go), str(LINES))],
+                                stderr=subprocess.PIPE, text=True) for name in ("a", "b")]
     time.sleep(0.3)  # both workers up and waiting (a late one only races less)
     go.touch()
-    for pid, err in workers:
-        assert _exit_code(pid, timeout=300) == 0, err.read_text(encoding="utf-8")
-
-
-def _fork(code: str, args: list[str], err: Path) -> tuple[int, Path]:
-    """A process of its own, forked from this one, running ``code`` as ``python -c code ARGS``
-    would (``sys.argv``, ``__main__``), its standard error in ``err``; it ends with
-    ``os._exit``: 0, or 1 after printing what it raised."""
-    pid = os.fork()
-    if pid == 0:  # the worker: never returns into pytest
-        status = 1
-        try:
-            os.dup2(os.open(err, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), 2)
-            sys.stderr = open(2, "w", encoding="utf-8", closefd=False)  # noqa: SIM115
-            sys.argv = ["-c", *args]
-            exec(compile(code, "<worker>", "exec"), {"__name__": "__main__"})
-            status = 0
-        except BaseException:
-            traceback.print_exc()
-        finally:
-            sys.stderr.flush()
-            os._exit(status)
-    return pid, err
-
-
-def _exit_code(pid: int, timeout: float) -> int:
-    """The exit code of the forked worker ``pid``, waited for up to ``timeout`` seconds
-    (then it is killed and the test fails)."""
-    handle = os.pidfd_open(pid)
-    try:
-        if not select.select([handle], [], [], timeout)[0]:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            raise AssertionError(f"a worker did not finish in {timeout} s")
-        return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
-    finally:
-        os.close(handle)
+    for worker in workers:
+        _, err = worker.communicate(timeout=300)
+        assert worker.returncode == 0, err
 
 
 @pytest.mark.parametrize("trial", range(TRIALS))

@@ -14,8 +14,7 @@ from typing import Any
 import pytest
 
 from dexter.testing.fakellm import Dynamic, FakeLLM, RecordedRequest, Reply, ToolCallSpec
-from tests import forkserver
-from tests.cli_helpers import LIVENESS, WARM_RUN, CliResult, cli_env, config_outside, run_cli
+from tests.cli_helpers import LIVENESS, CliResult, cli_env, config_outside, run_cli, script_argv
 
 pytestmark = pytest.mark.e2e
 
@@ -23,13 +22,9 @@ SERVER = Path(__file__).parent / "fixtures" / "mcp_server.py"
 
 
 def server_argv(*args: str) -> list[str]:
-    """The arguments after the interpreter that start the fixture server with ``args``: as a
-    fork of the tests' pre-imported server (its MCP SDK imports paid once, not at each of
-    the suite's many server starts), or cold with ``DEXTER_TESTS_COLD=1``. Either way dexter
-    starts, talks to and stops a process of its own over its standard streams."""
-    if forkserver.cold():
-        return [str(SERVER), *args]
-    return [str(WARM_RUN), forkserver.socket_path(), str(SERVER), *args]
+    """The arguments after the interpreter that start the fixture server with ``args``
+    (warm: the SDK's imports are paid once, not at each of the suite's many starts)."""
+    return script_argv(SERVER, *args)
 
 
 def stdio_table(name: str, *args: str) -> str:
