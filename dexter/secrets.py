@@ -397,8 +397,7 @@ def _mask_command_lines(text: str, low: bytes) -> str:
             if begin < at and text[begin] == "-":
                 starts.append(begin)
     text = _sub_at(_OPTION, starts, _mask_option, text)
-    for pattern, program in ((_GLUED_P, b"mysql"), (_GLUED_P, b"mariadb"),
-                             (_SSHPASS, b"sshpass"), (_CURL_USER, b"curl")):
+    for pattern, program in _PROGRAMS:
         if program in low:
             text = _sub_at(pattern, _positions(_ascii_lower(text), program), _mask_glued, text)
     return text
@@ -419,6 +418,13 @@ _FORMAT_PREFIXES = (b"ghp_", b"gho_", b"ghu_", b"ghs_", b"ghr_", b"github_pat_",
                     b"xox", b"AKIA", b"ASIA", b"AIza", b"sk-", b"sk_", b"rk_", b"pk_", b"hf_",
                     b"npm_", b"pypi-", b"xai-", b"gsk", b"pplx-", b"tvly-", b"eyJ")
 """The literal starts of :data:`_TOKEN_FORMATS` (kept in step by a test)."""
+_PROGRAMS = ((_GLUED_P, b"mysql"), (_GLUED_P, b"mariadb"), (_SSHPASS, b"sshpass"),
+             (_CURL_USER, b"curl"))
+"""The command-line shapes and the program word each needs."""
+CREDENTIAL_TRIGGERS = ((*_ASSIGNMENT_HINTS, b"authorization", b"://",
+                        *(program for _, program in _PROGRAMS)), _FORMAT_PREFIXES)
+"""The words where :func:`scrub_credentials` tries a shape: (in the ASCII-lowercased text,
+in the text as it is). A text holding none of them comes back unchanged."""
 
 
 def _ascii_lower(text: str) -> bytes:

@@ -12,13 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from dexter.secrets import (
-    _ASSIGNMENT_HINTS,
-    _FORMAT_PREFIXES,
-    REDACTED,
-    scrub_credentials,
-    scrub_output,
-)
+from dexter.secrets import CREDENTIAL_TRIGGERS, REDACTED, scrub_credentials, scrub_output
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -189,15 +183,10 @@ def _lines(paths: list[Path]) -> list[str]:
     return found
 
 
-# Every shape ``scrub_credentials`` masks is tried only where one of these words starts (it
-# finds them first with substring searches, see ``dexter.secrets``): a credential-like name's
-# hint word, ``authorization``, a URL's ``://``, a command (``mysql``, ``curl``...) and
-# ``PRIVATE KEY`` (it holds the hint ``key``) in the ASCII-lowercased text, a token format's
-# literal prefix in the text as it is. A line with none of them comes back unchanged, so
+# ``scrub_credentials`` tries a shape only where one of its trigger words starts
+# (``dexter.secrets.CREDENTIAL_TRIGGERS``), so a line with none of them comes back unchanged:
 # :func:`_changed` finds the lines that hold one (substring searches over all the lines at
 # once) and calls ``scrub_credentials`` on those only: the same lines, a fraction of the CPU.
-_LOWER_TRIGGERS = (*_ASSIGNMENT_HINTS, b"authorization", b"://", b"mysql", b"mariadb",
-                   b"sshpass", b"curl")
 
 
 def _may_change(lines: list[str]) -> list[int]:
@@ -205,7 +194,8 @@ def _may_change(lines: list[str]) -> list[int]:
     raw = "\n".join(lines).encode("ascii", "replace")  # one byte per character, as dexter
     starts = list(accumulate((len(line) + 1 for line in lines), initial=0))
     found: set[int] = set()
-    for text, words in ((raw.lower(), _LOWER_TRIGGERS), (raw, _FORMAT_PREFIXES)):
+    lower_words, exact_words = CREDENTIAL_TRIGGERS
+    for text, words in ((raw.lower(), lower_words), (raw, exact_words)):
         for word in words:
             at = text.find(word)
             while at >= 0:
