@@ -419,8 +419,7 @@ _FORMAT_PREFIXES = (b"ghp_", b"gho_", b"ghu_", b"ghs_", b"ghr_", b"github_pat_",
                     b"npm_", b"pypi-", b"xai-", b"gsk", b"pplx-", b"tvly-", b"eyJ")
 """The literal starts of :data:`_TOKEN_FORMATS` (kept in step by a test)."""
 _PROGRAMS = ((_GLUED_P, b"mysql"), (_GLUED_P, b"mariadb"), (_SSHPASS, b"sshpass"),
-             (_CURL_USER, b"curl"))
-"""The command-line shapes and the program word each needs."""
+             (_CURL_USER, b"curl"))  # the command-line shapes and the word each needs
 CREDENTIAL_TRIGGERS = ((*_ASSIGNMENT_HINTS, b"authorization", b"://",
                         *(program for _, program in _PROGRAMS)), _FORMAT_PREFIXES)
 """The words where :func:`scrub_credentials` tries a shape: (in the ASCII-lowercased text,
