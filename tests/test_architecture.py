@@ -15,7 +15,7 @@ from dexter import events
 ROOT = Path(__file__).resolve().parents[1] / "dexter"
 LAYERS: list[set[str]] = [
     {"filelock"},
-    {"config", "events", "messages", "secrets", "text", "failures", "settings_file",
+    {"config", "events", "messages", "secrets", "text", "tls", "failures", "settings_file",
      "metrics"},
     {"sandbox", "scratchpad", "data", "memory", "providers", "evidence", "skills",
      "config_trust"},

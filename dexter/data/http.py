@@ -30,6 +30,7 @@ from dexter.data.base import (
 )
 from dexter.data.ratelimit import AsyncRateLimiter
 from dexter.secrets import scrub, secret_values
+from dexter.tls import httpx_context
 
 if TYPE_CHECKING:
     import httpx  # imported on the first request: start-up does not pay for it
@@ -145,6 +146,7 @@ class HttpClient:
                 timeout=self._timeout,
                 follow_redirects=True,
                 transport=self._transport,
+                verify=httpx_context(),
             )
         return self._client
 

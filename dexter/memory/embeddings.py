@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from dexter.secrets import scrub, secret_values
+from dexter.tls import sdk_http_client
 
 BATCH_SIZE = 64
 TIMEOUT_SECONDS = 15.0
@@ -123,10 +124,13 @@ class OpenAICompatibleEmbedder:
 
     def _get_client(self) -> Any:
         if self._client is None:
-            from openai import AsyncOpenAI
+            from openai import AsyncOpenAI, DefaultAsyncHttpxClient
 
-            self._client = AsyncOpenAI(api_key=self._source.api_key, base_url=self._source.base_url,
-                                       timeout=self._timeout, max_retries=1)
+            base_url = self._source.base_url
+            self._client = AsyncOpenAI(
+                api_key=self._source.api_key, base_url=base_url, timeout=self._timeout,
+                max_retries=1,
+                http_client=sdk_http_client(DefaultAsyncHttpxClient, base_url, self._timeout))
         return self._client
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:

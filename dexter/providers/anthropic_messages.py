@@ -34,6 +34,7 @@ from dexter.providers.base import (
 from dexter.providers.common import field_of, parse_tool_arguments, system_text
 from dexter.providers.errors import ProviderError
 from dexter.text import clean, clean_value
+from dexter.tls import sdk_http_client
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
@@ -392,10 +393,12 @@ class AnthropicModel(SDKChatModel):
 
     @classmethod
     def _new_client(cls, api_key: str, base_url: str, timeouts: CallTimeouts) -> AsyncAnthropic:
-        from anthropic import AsyncAnthropic, Timeout
+        from anthropic import AsyncAnthropic, DefaultAsyncHttpxClient, Timeout
 
-        return AsyncAnthropic(api_key=api_key, base_url=base_url, max_retries=0,
-                              timeout=http_timeout(Timeout, timeouts))
+        timeout = http_timeout(Timeout, timeouts)
+        return AsyncAnthropic(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout,
+                              http_client=sdk_http_client(DefaultAsyncHttpxClient, base_url,
+                                                          timeout))
 
     def _accumulator(self) -> AnthropicStreamAccumulator:
         return AnthropicStreamAccumulator()

@@ -37,7 +37,7 @@ from dexter.providers.base import (
     ModelResponse,
     StreamChunk,
 )
-from dexter.providers.errors import RETRYABLE, ProviderError, classify_error
+from dexter.providers.errors import ProviderError, classify_error
 from dexter.providers.registry import (
     MissingKeyError,
     ResolvedModel,
@@ -122,7 +122,7 @@ async def generate(
             err = exc
         except Exception as exc:
             err = _as_provider_error(exc, model)
-        if err.kind not in RETRYABLE:
+        if not err.retryable:
             raise _give_up(err, 0, produced) from err
         # A stream that failed before any output is tried once without streaming, unless
         # it timed out (a server too slow to stream is no faster when asked to block) or

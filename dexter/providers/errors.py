@@ -12,6 +12,7 @@ from __future__ import annotations
 import email.utils
 import json
 import re
+import ssl
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -52,6 +53,9 @@ class ProviderError(Exception):
     refused: bool = False
     """Nothing accepted the connection (``ECONNREFUSED``): the server is not running at
     that address, so a blocking retry of a stream cannot help either."""
+    untrusted: bool = False
+    """The server's TLS certificate was not trusted: the same call fails the same way until
+    the user changes what is trusted, so it is never retried."""
 
     def __str__(self) -> str:
         return self.message
@@ -59,7 +63,7 @@ class ProviderError(Exception):
     @property
     def retryable(self) -> bool:
         """Whether trying the same call again may succeed (429, 5xx, overload, network)."""
-        return self.kind in RETRYABLE
+        return self.kind in RETRYABLE and not self.untrusted
 
 
 def is_context_overflow(err: BaseException) -> bool:
@@ -183,6 +187,7 @@ class _Facts:
     request_id: str
     exc_names: frozenset[str]
     refused: bool = False
+    untrusted: str = ""
 
 
 def _error_dict(body: Any) -> dict[str, Any]:
@@ -226,11 +231,12 @@ def _facts(exc: BaseException) -> _Facts:
             request_id = ""
     names = frozenset(cls.__name__ for cls in type(exc).__mro__)
     refused = _refused(exc)
+    untrusted = _untrusted_certificate(exc)
     if status == 200 or (status is None and err_type in _ANTHROPIC_TYPE_STATUS):
         # A mid-stream error event: classify by the error type in the body.
         status = _ANTHROPIC_TYPE_STATUS.get(str(err_type), 500)
     return _Facts(status, str(code), str(err_type), text, headers, str(request_id), names,
-                  refused)
+                  refused, untrusted)
 
 
 _REFUSED_TEXT = re.compile(r"connection refused|errno 111\b|ECONNREFUSED", re.IGNORECASE)
@@ -247,6 +253,19 @@ def _refused(exc: BaseException) -> bool:
             return True
         current = current.__cause__ or current.__context__
     return False
+
+
+def _untrusted_certificate(exc: BaseException) -> str:
+    """The verifier's reason when the server's TLS certificate was not trusted, anywhere in
+    the exception's chain ("" when it was not that)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, ssl.SSLCertVerificationError):
+            return str(current.verify_message or current.reason or "certificate verify failed")
+        current = current.__cause__ or current.__context__
+    return ""
 
 
 _TIMEOUT_NAMES = frozenset({"APITimeoutError", "TimeoutException", "TimeoutError", "ReadTimeout",
@@ -314,6 +333,13 @@ def _http(status: int | None) -> str:
     return f" (HTTP {status})" if status else ""
 
 
+def _untrusted_message(who: str, base_url: str, reason: str) -> str:
+    where = f" at {base_url}" if base_url else ""
+    return (f"{who}{where} could not be reached securely: its TLS certificate is not trusted "
+            f"({reason}). If the server or a proxy on the way uses a private or company CA, "
+            "set SSL_CERT_FILE to that CA's certificate file (PEM), then try again.")
+
+
 def _message(kind: ErrorKind, who: str, model: str, key_env: str | None, status: int | None,
              retry_after: float | None, detail: str, base_url: str,
              refused: bool = False) -> str:
@@ -370,12 +396,15 @@ def _build(facts: _Facts, provider_display: str, model: str, key_env: str | None
     retry_after = parse_retry_after(facts.headers)
     detail = scrub_secrets(" ".join(facts.text.split())[:1000], env)
     refused = kind == "connection" and facts.refused
-    message = _message(kind, who, model, key_env, facts.status, retry_after, detail, base_url,
-                       refused)
+    if kind == "connection" and facts.untrusted:
+        message = _untrusted_message(who, base_url, facts.untrusted)
+    else:
+        message = _message(kind, who, model, key_env, facts.status, retry_after, detail,
+                           base_url, refused)
     return ProviderError(
         kind=kind, message=scrub_secrets(message, env), provider=provider_display, model=model,
         status=facts.status, retry_after=retry_after, detail=detail, request_id=facts.request_id,
-        refused=refused,
+        refused=refused, untrusted=kind == "connection" and bool(facts.untrusted),
     )
 
 

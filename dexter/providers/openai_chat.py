@@ -42,6 +42,7 @@ from dexter.providers.common import (
 )
 from dexter.providers.errors import ProviderError
 from dexter.text import clean
+from dexter.tls import sdk_http_client
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -479,10 +480,11 @@ class OpenAIChatModel(SDKChatModel):
 
     @classmethod
     def _new_client(cls, api_key: str, base_url: str, timeouts: CallTimeouts) -> AsyncOpenAI:
-        from openai import AsyncOpenAI, Timeout
+        from openai import AsyncOpenAI, DefaultAsyncHttpxClient, Timeout
 
-        return AsyncOpenAI(api_key=api_key, base_url=base_url, max_retries=0,
-                           timeout=http_timeout(Timeout, timeouts))
+        timeout = http_timeout(Timeout, timeouts)
+        return AsyncOpenAI(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout,
+                           http_client=sdk_http_client(DefaultAsyncHttpxClient, base_url, timeout))
 
     def _accumulator(self) -> OpenAIStreamAccumulator:
         return OpenAIStreamAccumulator()

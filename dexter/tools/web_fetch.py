@@ -32,6 +32,7 @@ from dexter.filelock import write_atomic
 from dexter.messages import UserMessage
 from dexter.providers.base import ChatModel, ModelRequest
 from dexter.providers.errors import ProviderError
+from dexter.tls import httpx_context
 from dexter.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
 from dexter.tools.files import is_binary
 from dexter.tools.net import check_url, parse_url, pinned_request
@@ -262,7 +263,7 @@ async def download(url: str, *, allow_private: bool, progress: Any = None) -> _D
 
     timeout = httpx.Timeout(READ_TIMEOUT_SECONDS, connect=CONNECT_TIMEOUT_SECONDS)
     current = parse_url(url)
-    async with httpx.AsyncClient(timeout=timeout, follow_redirects=False) as client:
+    async with httpx.AsyncClient(timeout=timeout, follow_redirects=False, verify=httpx_context()) as client:
         for hop in range(MAX_REDIRECTS + 1):
             checked = await check_url(current, allow_private=allow_private)
             if progress is not None:

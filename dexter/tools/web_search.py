@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pydantic import BaseModel, Field
 
 from dexter.secrets import scrub, secret_values
+from dexter.tls import httpx_context
 from dexter.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
 
 if TYPE_CHECKING:
@@ -219,7 +220,7 @@ async def search(query: str, preferred: str = "", env: Mapping[str, str] | None 
 
     failures: list[str] = []
     timeout = httpx.Timeout(PROVIDER_TIMEOUT_SECONDS)
-    async with httpx.AsyncClient(timeout=timeout) as client:
+    async with httpx.AsyncClient(timeout=timeout, verify=httpx_context()) as client:
         for provider in provider_order(env, preferred):
             try:
                 found = await provider.call(client, provider.base_url(env), env[provider.key_env].strip(), query)

@@ -6,6 +6,7 @@ import base64
 import contextlib
 import json
 import socket
+import ssl
 import struct
 import threading
 import time
@@ -157,7 +158,7 @@ class FakeLLM(BackgroundServer):
     route="openai")``), then from the shared queue, then the ``set_default`` step. An empty
     queue answers a loud 500 ``fakellm: no responses queued`` (with ``x-should-retry: false``)
     and records a violation. Embeddings only use their own queue and otherwise return
-    deterministic vectors.
+    deterministic vectors. Given a server-side ``tls`` context it speaks HTTPS.
     """
 
     def __init__(
@@ -168,8 +169,10 @@ class FakeLLM(BackgroundServer):
         port: int = 0,
         embedding_dim: int = 16,
         log_path: str | Path | None = None,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
         self.host = host
+        self.tls = tls
         self.port = port
         self.embedding_dim = embedding_dim
         self.log_path = Path(log_path) if log_path is not None else None
@@ -194,6 +197,8 @@ class FakeLLM(BackgroundServer):
         if self._server is not None:
             return self
         server = _Server((self.host, self.port), _Handler)
+        if self.tls is not None:
+            server.socket = self.tls.wrap_socket(server.socket, server_side=True)
         server.fake = self
         self.port = server.server_address[1]
         self._stopping.clear()
@@ -207,8 +212,8 @@ class FakeLLM(BackgroundServer):
 
     @property
     def url(self) -> str:
-        """``http://127.0.0.1:PORT``."""
-        return f"http://{self.host}:{self.port}"
+        """``http://127.0.0.1:PORT`` (``https`` when started with a server ``tls`` context)."""
+        return f"{'https' if self.tls is not None else 'http'}://{self.host}:{self.port}"
 
     @property
     def openai_base_url(self) -> str:
