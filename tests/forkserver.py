@@ -18,6 +18,11 @@ socket's path; a worker whose shared server is gone starts one of its own. A req
 name a ``script`` instead: ``tests/fixtures/warm_run.py`` uses that to start the MCP tests'
 fixture server, whose SDK imports would otherwise cost each of its starts over a second.
 
+The server imports, besides dexter's modules, what the SDKs and the CLI import only on first
+use, and it loads the trust stores (``dexter.tls``) once: a run that had to do either paid
+a tenth of a second or more for it. With ``DEXTER_TESTS_FORKSERVER_MISSES=FILE`` each run
+appends to FILE the modules it still imported, to keep the list whole.
+
 Protocol: the client connects to the server's Unix socket and sends a JSON request (argv,
 environment, working directory) with three descriptors (stdin, stdout, stderr). The server
 forks a supervisor for the connection, which forks the run and sends back its pid, then its
@@ -74,12 +79,31 @@ names += ["openai", "anthropic", "httpx", "rich.console", "rich.live", "rich.tab
           "matplotlib.ticker", "matplotlib.style", "numpy",
           # the tests' MCP server (tests/fixtures/mcp_server.py), run as a script
           "mcp.server", "mcp.server.stdio", "mcp.server.mcpserver", "mcp_types",
-          "mcp.server.streamable_http_manager", "uvicorn", "starlette.applications"]
+          "mcp.server.streamable_http_manager", "uvicorn", "starlette.applications",
+          # what the SDKs and the CLI import only on first use (a client's first request,
+          # a command's first option): DEXTER_TESTS_FORKSERVER_MISSES lists what is left
+          "httpx2", "httpcore2", "httpcore", "h11", "anyio._backends._asyncio", "certifi",
+          "truststore", "platformdirs", "platformdirs.unix", "pyseccomp", "ctypes.util",
+          "typer._click.decorators", "typer._adapters", "rich._emoji_codes",
+          "encodings.utf_16_le", "encodings.utf_8_sig", "runpy", "rich.logging",
+          "rich._unicode_data.unicode17-0-0", "anyio._core._subprocesses", "tty",
+          "prompt_toolkit.key_binding.bindings.search", "prompt_toolkit.input.vt100",
+          "prompt_toolkit.input.posix_utils", "_strptime", "openai.resources.embeddings"]
+import importlib
 for name in names:
     try:
-        __import__(name)
+        importlib.import_module(name)
     except Exception:
         pass
+# Each HTTP library's trust store, loaded once here instead of in every run (dexter.tls keys
+# it by SSL_CERT_FILE and SSL_CERT_DIR, which this server's environment does not set).
+try:
+    from dexter import tls
+    tls.sdk_context(), tls.httpx_context()
+except Exception:
+    pass
+PRELOADED = set(sys.modules)
+MISSES = os.environ.get("DEXTER_TESTS_FORKSERVER_MISSES")
 sys.stdout.write("ready\n"); sys.stdout.flush()
 signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # supervisors are reaped by the kernel
 
@@ -156,6 +180,12 @@ def run(conn, req, fds):
             stream.flush()
         except BaseException:
             pass
+    if MISSES:
+        try:
+            with open(MISSES, "a") as handle:
+                handle.write("".join(f"{name}\n" for name in set(sys.modules) - PRELOADED))
+        except OSError:
+            pass
     os._exit(code & 0xFF)
 
 
@@ -224,7 +254,7 @@ def _spawn() -> tuple[subprocess.Popen[str], str, str]:
     folder = tempfile.mkdtemp(prefix="dexter-forkserver-")
     path = os.path.join(folder, "s")
     keep = {k: v for k, v in os.environ.items()
-            if k in {"PATH", "LANG", "LC_ALL", "PYTHONPATH"}}
+            if k in {"PATH", "LANG", "LC_ALL", "PYTHONPATH", "DEXTER_TESTS_FORKSERVER_MISSES"}}
     proc = subprocess.Popen(
         [sys.executable, "-P", "-c", SERVER, path], cwd="/", env=keep,
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True)
