@@ -283,7 +283,7 @@ _UNIT = re.compile(
     r"(?:\(|\b|(?<=\$))(?:in\s+)?(?:(?P<cur>usd|us\$|\$|€|£|eur|gbp)\s*)?(?P<scale>"
     r"thousands|thousand|millions|million|billions|billion|trillions|trillion|mm|mn|mln|m|bn|"
     r"bln|b|k|tn|t)\b(?:\s+(?:of\s+)?(?:usd|dollars|us\$|\$))?"
-    r"|(?P<pct>\(%\)|%|\bpercent\b|\bpct\b)|(?P<times>\(x\)|\btimes\b)|(?P<dollar>\(\$\)|\(usd\))",
+    r"|(?P<pct>\(%\)|%|\bper\s?cent\b|\bpct\b)|(?P<times>\(x\)|\btimes\b)|(?P<dollar>\(\$\)|\(usd\))",
     re.IGNORECASE)
 _UNIT_SCALES = {"thousands": 1e3, "thousand": 1e3, "millions": 1e6, "million": 1e6,
                 "billions": 1e9, "billion": 1e9, "trillions": 1e12, "trillion": 1e12, "mm": 1e6,
@@ -486,18 +486,26 @@ def _table_cells(lines: list[str], offsets: list[int], first: int, stop: int, ca
         for column, (_text, a, b) in enumerate(row):
             head = header[column][0] if column < len(header) else ""
             unit = label_unit if label_unit.kind else unit_of_label(head)
-            if not unit.kind and caption_unit.kind and not _ratio_like(f"{label} {head}"):
+            if not unit.kind and caption_unit.kind and (
+                    caption_unit.kind in ("percent", "multiple")
+                    or not _ratio_like(f"{label} {head}")):
+                # a caption's scale is not a margin's or a share count's; its "%" or "x"
+                # is every bare cell's ("Margin (%)" over "Gross margin | 46.2")
                 unit = caption_unit
             out.append(_Cell(label if column else "", head, unit, cited or caption_cites,
                              caption, (a, b)))
     return out
 
 
+_RATIO_WORDS = re.compile(  # whole words: "operations" holds no ratio, "accounts" no count
+    r"%|percent|per share|\b(?:margins?|eps|ratios?|growth|yields?|rates?|multiples?|p/e|"
+    r"shares|share count|counts?|employees|headcount)\b")
+
+
 @lru_cache(maxsize=4096)
 def _ratio_like(text: str) -> bool:
     lowered = text.lower()
-    if re.search(r"margin|%|per share|eps|ratio|growth|yield|rate|percent|multiple|"
-                 r"\bp/e\b|shares|count|employees|headcount", lowered):
+    if _RATIO_WORDS.search(lowered):
         return True
     return any(m.kind in ("per_share", "ratio", "shares", "count")
                for _, _, found in metrics.metrics_at(text) for m in found[:1])
