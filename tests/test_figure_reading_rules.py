@@ -9,7 +9,8 @@ from __future__ import annotations
 import pytest
 
 from dexter.evidence.ledger import SourceLedger
-from dexter.evidence.verify import verify_answer
+from dexter.evidence.verify import FAILED, verify_answer
+from dexter.metrics import metrics_named
 from dexter.tools.base import ToolOutput
 from tests.figure_sources import ledger_for, shared_outputs
 
@@ -58,4 +59,36 @@ def test_a_captions_scale_reaches_rows_whose_names_hold_ratio_letters(
               "| Cash generated from operations | 118.3 | 111.5 |\n"
               "| Capital expenditures | 9.4 | 12.7 |\n")
     assert [s for _, s in statuses(ledger, answer)] == ["supported"] * 4
+
+
+# -- the names of lines -------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("phrase", "field"), [
+    ("cash generated from operations", "net_cash_flow_from_operations"),
+    ("cash provided by operations", "net_cash_flow_from_operations"),
+    ("operating cash flow", "net_cash_flow_from_operations"),
+    ("gross income", "gross_profit"),
+])
+def test_the_ways_writers_name_a_line(phrase: str, field: str) -> None:
+    assert [m.field for _, _, m in metrics_named(f"Its {phrase} was higher.")] == [field]
+
+
+def test_operating_cash_flow_named_in_other_words_binds_its_line(
+        outputs: dict[str, ToolOutput]) -> None:
+    ledger = ledger_for(["AAPL-cash-annual"], outputs)
+    # Apple's FY2024 operating cash flow is $118.3 billion; $9.4 billion is its capex
+    assert statuses(ledger, "Apple's cash generated from operations came to $118.3 billion "
+                            "in fiscal 2024 [S1].") == [("$118.3 billion", "supported")]
+    [figure] = verify_answer("Apple's cash provided by operations came to $9.4 billion in "
+                             "fiscal 2024 [S1].", ledger).figures
+    assert figure.status in FAILED and "operating cash flow is 118.3 billion" in figure.reason
+
+
+def test_a_growth_rate_of_gross_income_is_recomputed(outputs: dict[str, ToolOutput]) -> None:
+    ledger = ledger_for(["TSLA-income-annual"], outputs)
+    # Tesla's gross profit: $6.6 billion in 2020, $13.6 billion in 2021 (+105.2%)
+    assert statuses(ledger, "Tesla's gross income climbed 105.2% in 2021 [S1].") == [
+        ("105.2%", "derived")]
+    assert statuses(ledger, "Tesla's gross income climbed 62.9% in 2021 [S1].") == [
+        ("62.9%", "unsupported")]
 
