@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from dexter.evidence.ledger import SourceLedger
+from dexter.evidence.numbers import extract_claims
 from dexter.evidence.verify import FAILED, verify_answer
 from dexter.metrics import metrics_named
 from dexter.tools.base import ToolOutput
@@ -59,6 +60,24 @@ def test_a_captions_scale_reaches_rows_whose_names_hold_ratio_letters(
               "| Cash generated from operations | 118.3 | 111.5 |\n"
               "| Capital expenditures | 9.4 | 12.7 |\n")
     assert [s for _, s in statuses(ledger, answer)] == ["supported"] * 4
+
+
+# -- what is not a figure ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("text", [
+    "the 18650 cells", "the 5000 series", "its 9950 processor", "its 2500 chip",
+    "the new 7040 platform", "the 1100 family",
+])
+def test_a_number_naming_a_product_by_the_noun_after_it_is_no_figure(text: str) -> None:
+    assert extract_claims(f"Demand for {text} stayed firm.") == []
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("it shipped 18,650 cells", 18_650.0), ("$5000 series A", 5000.0),
+    ("revenue of 2100 million", 2.1e9), ("a 45 series run", 45.0),
+])
+def test_an_amount_before_such_a_noun_is_still_a_figure(text: str, value: float) -> None:
+    assert [c.value for c in extract_claims(f"By then {text} was done.")] == [value]
 
 
 # -- the names of lines -------------------------------------------------------------------------
