@@ -111,3 +111,29 @@ def test_a_growth_rate_of_gross_income_is_recomputed(outputs: dict[str, ToolOutp
     assert statuses(ledger, "Tesla's gross income climbed 62.9% in 2021 [S1].") == [
         ("62.9%", "unsupported")]
 
+
+# -- basis-point changes ------------------------------------------------------------------------
+
+def test_a_change_in_points_before_the_level_it_reached_is_a_difference(
+        outputs: dict[str, ToolOutput]) -> None:
+    ledger = ledger_for(["AAPL-income-annual"], outputs)
+    # Apple's operating margin: 29.8% in FY2023, 31.5% in FY2024 (+1.69 points)
+    assert statuses(ledger, "Apple's operating margin moved 169 bps to 31.5% in fiscal "
+                            "2024 [S1].") == [("169 bps", "derived"), ("31.5%", "supported")]
+    assert statuses(ledger, "Apple's operating margin moved 250 bps to 31.5% in fiscal "
+                            "2024 [S1].")[0] == ("250 bps", "unsupported")
+    # the level after "to" is still the level of the period named
+    assert statuses(ledger, "Apple's operating margin moved 169 bps to 29.8% in fiscal "
+                            "2024 [S1].")[1] == ("29.8%", "misattributed")
+
+
+def test_a_margin_that_widened_or_narrowed_changed_by_those_points(
+        outputs: dict[str, ToolOutput]) -> None:
+    ledger = ledger_for(["AAPL-income-annual", "TSLA-income-annual"], outputs)
+    # Apple's gross margin 44.1% -> 46.2% (FY2023 -> FY2024); Tesla's 18.8% -> 16.6%
+    # (2018 -> 2019) and 21.0% -> 25.3% (2020 -> 2021)
+    assert statuses(ledger, "Apple's gross margin widened 2.1 percentage points in fiscal "
+                            "2024 [S1]. Tesla's gross margin was narrowing, 230bp in 2019 "
+                            "[S2]. Tesla's gross margin was widening: 426bp in 2021 [S2].") == [
+        ("2.1 percentage points", "derived"), ("230bp", "derived"), ("426bp", "derived")]
+

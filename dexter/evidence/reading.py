@@ -134,12 +134,13 @@ _LEADING = re.compile(r"^\s*(?:[-*•#]+\s*)?(?:in|for|during|over|throughout|as
 _UP_WORDS = words("""
 rose rise rises rising grew grow grows growing growth increase increased increases increasing
 up climbed climb jumped jump gained gain expanded expand expansion improved improvement higher
-surged soared accelerated advanced added boosted
+surged soared accelerated advanced added boosted widened widen widens widening
 """)
 _DOWN_WORDS = words("""
 fell fall falls falling decline declined declines declining decrease decreased decreases
 decreasing down dropped drop drops slipped slid contracted contraction shrank shrink lower
 slumped plunged plummeted tumbled compressed compression eroded narrowed reduced reduction lost
+narrow narrows narrowing
 """)
 _TURN_WORDS = _UP_WORDS | _DOWN_WORDS
 _LOSS_WORDS = words("""
@@ -781,10 +782,9 @@ def _role(answer: str, lowered: str, claim: Claim, unit_start: int, c_start: int
                     f"{' '.join(before)} {claim.text}"
                     f"{answer[claim.end:claim.end + 24]}".lower()):
                 return "level", direction  # "rose to 24.1% from 14.7%", "from 14.7% to 24.1%"
-            lowered = claim.text.lower()
-            points = "point" in lowered or "bp" in lowered or "pp" in lowered or \
-                "pt" in lowered
-            return ("difference" if points else "growth"), direction
+            return ("difference" if _in_points(claim) else "growth"), direction
+        if _in_points(claim) and _POINTS_TO.match(answer, claim.end):
+            return "difference", direction  # "169bp to 29.8%": a change, then the level
         return "level", direction
     if claim.kind in ("money", "number") and not _to_last(last):
         if (direction or "by" in answer[max(c_start, claim.start - 40):claim.start].split()[-4:]) \
@@ -793,6 +793,15 @@ def _role(answer: str, lowered: str, claim: Claim, unit_start: int, c_start: int
         if after.lstrip()[:1] in _DIFF_FIRST and _DIFF_AFTER.match(after):
             return "difference", direction
     return "level", direction
+
+
+def _in_points(claim: Claim) -> bool:
+    """Whether a percentage is written in points or basis points (``45 bps``, ``1.2pp``)."""
+    lowered = claim.text.lower()
+    return "point" in lowered or "bp" in lowered or "pp" in lowered or "pt" in lowered
+
+
+_POINTS_TO = re.compile(r"\s*(?:\[[^\]]*\]\s*)?to\s+[-+(]?(?:US)?\$?\d")
 
 
 def _between(claims: Sequence[Claim], start: int, end: int, own: Claim) -> bool:
