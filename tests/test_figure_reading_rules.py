@@ -137,3 +137,25 @@ def test_a_margin_that_widened_or_narrowed_changed_by_those_points(
                             "[S2]. Tesla's gross margin was widening: 426bp in 2021 [S2].") == [
         ("2.1 percentage points", "derived"), ("230bp", "derived"), ("426bp", "derived")]
 
+
+# -- periods and companies named around the figure ----------------------------------------------
+
+def test_a_dated_period_after_the_figures_metric_is_its_period(
+        outputs: dict[str, ToolOutput]) -> None:
+    ledger = ledger_for(["TSLA-income-annual"], outputs)
+    # Tesla's revenue: $31.5 billion in 2020, $53.8 billion in 2021
+    assert statuses(ledger, "Tesla recorded $31.5 billion of revenue for the year ended "
+                            "December 31, 2020 [S1].") == [("$31.5 billion", "supported")]
+    assert statuses(ledger, "Tesla recorded $53.8 billion of revenue for the year ended "
+                            "December 31, 2020 [S1].") == [("$53.8 billion", "misattributed")]
+
+
+def test_a_legal_names_comma_does_not_cut_the_figure_from_its_line(
+        outputs: dict[str, ToolOutput]) -> None:
+    ledger = ledger_for(["TSLA-income-annual"], outputs)
+    # Tesla's 2021 operating income is $6.5 billion; its 2021 net income is $5.5 billion
+    [figure] = verify_answer("Net income of Tesla, Inc. reached $6.5 billion in 2021 [S1].",
+                             ledger).figures
+    assert figure.status in FAILED and "FY2021 net income is 5.5 billion" in figure.reason
+    assert statuses(ledger, "Net income of Tesla, Inc. reached $5.5 billion in 2021 [S1].") \
+        == [("$5.5 billion", "supported")]

@@ -117,6 +117,9 @@ _BREAK = re.compile(  # read in lower case: ", " or "; ", or a space before a br
     r"[,;\s](?:(?<=[,;])\s|(?<=\s)(?=[—–awbvctypudf])(?:[—–]\s|(?:a(?:nd|gainst|lthough|"
     r"fter|s\s+well\s+as)|w(?:hile|hereas|ith|hich)|b(?:ut|efore)|v(?:ersus|s\.?)|compared"
     r"\s+(?:with|to)|though|yet|plus|up\s+from|down\s+from|from)\s))")
+_NOT_A_BREAK = re.compile(  # read at the character before a comma, in lower case
+    r"(?:\d,\s\d{4}(?!\d)|.,\s(?:inc|corp|co|ltd|llc|plc|lp|l\.p|n\.v|s\.a|ag|se|limited|"
+    r"incorporated)(?:\.|\b(?![-'’])))")
 _OWN_AFTER = re.compile(
     r"^[\s,]*(?:\(\s*)?(?:(?:year[\s-]over[\s-]year|year[\s-]on[\s-]year|yoy|y/y|"
     r"sequentially|from\s+a\s+year\s+earlier)\s+)?(?:in|for|during|at|as\s+of|of|through|ending|ended|on|by\s+the\s+end"
@@ -638,6 +641,8 @@ def _breaks(lowered: str, start: int, end: int, protected: Sequence[tuple[int, i
             k = bisect.bisect_right(firsts, a) - 1  # the spans are in order
             if k >= 0 and a < protected[k][1]:
                 continue  # never inside a metric's name ("selling, general and administrative")
+        if lowered[a] == "," and _NOT_A_BREAK.match(lowered, a - 1):
+            continue  # "Tesla, Inc.", "September 27, 2025": a name's or a date's comma
         cuts.append(a)
         starts.append(a + (1 if lowered[a] in ",;:" else 0))
     return _Breaks(starts, cuts)
