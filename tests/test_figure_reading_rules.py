@@ -136,6 +136,9 @@ def test_a_margin_that_widened_or_narrowed_changed_by_those_points(
                             "2024 [S1]. Tesla's gross margin was narrowing, 230bp in 2019 "
                             "[S2]. Tesla's gross margin was widening: 426bp in 2021 [S2].") == [
         ("2.1 percentage points", "derived"), ("230bp", "derived"), ("426bp", "derived")]
+    # "narrow" as an adjective says no fall: Apple's net sales grew 2.0% in fiscal 2024
+    assert statuses(ledger, "Apple's net sales posted a narrow 2.0% gain in fiscal 2024 "
+                            "[S1].") == [("2.0%", "derived")]
 
 
 # -- periods and companies named around the figure ----------------------------------------------

@@ -117,9 +117,11 @@ _BREAK = re.compile(  # read in lower case: ", " or "; ", or a space before a br
     r"[,;\s](?:(?<=[,;])\s|(?<=\s)(?=[—–awbvctypudf])(?:[—–]\s|(?:a(?:nd|gainst|lthough|"
     r"fter|s\s+well\s+as)|w(?:hile|hereas|ith|hich)|b(?:ut|efore)|v(?:ersus|s\.?)|compared"
     r"\s+(?:with|to)|though|yet|plus|up\s+from|down\s+from|from)\s))")
-_NOT_A_BREAK = re.compile(  # read at the character before a comma, in lower case
-    r"(?:\d,\s\d{4}(?!\d)|.,\s(?:inc|corp|co|ltd|llc|plc|lp|l\.p|n\.v|s\.a|ag|se|limited|"
-    r"incorporated)(?:\.|\b(?![-'’])))")
+_NOT_A_BREAK = re.compile(  # read at the character before a comma, in lower case: a
+    # month's day before a year ("december 31, 2020", not "in 2023, 2024"), a legal suffix
+    r"(?:(?:(?<=[a-z.]\s)|(?<=[a-z.]\s\d))\d,\s\d{4}(?!\d)"
+    r"|.,\s(?:inc|corp|co|ltd|llc|plc|lp|l\.p|n\.v|s\.a|ag|se|limited|incorporated)"
+    r"(?:\.|\b(?![-'’])))")
 _OWN_AFTER = re.compile(
     r"^[\s,]*(?:\(\s*)?(?:(?:year[\s-]over[\s-]year|year[\s-]on[\s-]year|yoy|y/y|"
     r"sequentially|from\s+a\s+year\s+earlier)\s+)?(?:in|for|during|at|as\s+of|of|through|ending|ended|on|by\s+the\s+end"
@@ -143,7 +145,7 @@ _DOWN_WORDS = words("""
 fell fall falls falling decline declined declines declining decrease decreased decreases
 decreasing down dropped drop drops slipped slid contracted contraction shrank shrink lower
 slumped plunged plummeted tumbled compressed compression eroded narrowed reduced reduction lost
-narrow narrows narrowing
+narrows narrowing
 """)
 _TURN_WORDS = _UP_WORDS | _DOWN_WORDS
 _LOSS_WORDS = words("""
