@@ -122,6 +122,9 @@ _NOT_A_BREAK = re.compile(  # read at the character before a comma, in lower cas
     r"(?:(?:(?<=[a-z.]\s)|(?<=[a-z.]\s\d))\d,\s\d{4}(?!\d)"
     r"|.,\s(?:inc|corp|co|ltd|llc|plc|lp|l\.p|n\.v|s\.a|ag|se|limited|incorporated)"
     r"(?:\.|\b(?![-'’])))")
+_SUFFIX_STARTS = ("inc", "corp", "co.", "co ", "ltd", "llc", "plc", "lp", "l.p", "n.v", "s.a",
+                  "ag.", "ag ", "se.", "se ", "limited")
+"""What a legal suffix after a comma starts with (a cheap test before the pattern)."""
 _OWN_AFTER = re.compile(
     r"^[\s,]*(?:\(\s*)?(?:(?:year[\s-]over[\s-]year|year[\s-]on[\s-]year|yoy|y/y|"
     r"sequentially|from\s+a\s+year\s+earlier)\s+)?(?:in|for|during|at|as\s+of|of|through|ending|ended|on|by\s+the\s+end"
@@ -643,7 +646,9 @@ def _breaks(lowered: str, start: int, end: int, protected: Sequence[tuple[int, i
             k = bisect.bisect_right(firsts, a) - 1  # the spans are in order
             if k >= 0 and a < protected[k][1]:
                 continue  # never inside a metric's name ("selling, general and administrative")
-        if lowered[a] == "," and _NOT_A_BREAK.match(lowered, a - 1):
+        if lowered[a] == "," and ((lowered[a + 2:a + 3].isdigit() and lowered[a - 1].isdigit())
+                                  or lowered.startswith(_SUFFIX_STARTS, a + 2)) and \
+                _NOT_A_BREAK.match(lowered, a - 1):
             continue  # "Tesla, Inc.", "September 27, 2025": a name's or a date's comma
         cuts.append(a)
         starts.append(a + (1 if lowered[a] in ",;:" else 0))
