@@ -117,14 +117,11 @@ _BREAK = re.compile(  # read in lower case: ", " or "; ", or a space before a br
     r"[,;\s](?:(?<=[,;])\s|(?<=\s)(?=[—–awbvctypudf])(?:[—–]\s|(?:a(?:nd|gainst|lthough|"
     r"fter|s\s+well\s+as)|w(?:hile|hereas|ith|hich)|b(?:ut|efore)|v(?:ersus|s\.?)|compared"
     r"\s+(?:with|to)|though|yet|plus|up\s+from|down\s+from|from)\s))")
-_NOT_A_BREAK = re.compile(  # read at the character before a comma, in lower case: a
-    # month's day before a year ("december 31, 2020", not "in 2023, 2024"), a legal suffix
-    r"(?:(?:(?<=[a-z.]\s)|(?<=[a-z.]\s\d))\d,\s\d{4}(?!\d)"
-    r"|.,\s(?:inc|corp|co|ltd|llc|plc|lp|l\.p|n\.v|s\.a|ag|se|limited|incorporated)"
-    r"(?:\.|\b(?![-'’])))")
-_SUFFIX_STARTS = ("inc", "corp", "co.", "co ", "ltd", "llc", "plc", "lp", "l.p", "n.v", "s.a",
-                  "ag.", "ag ", "se.", "se ", "limited")
-"""What a legal suffix after a comma starts with (a cheap test before the pattern)."""
+_NOT_A_BREAK = re.compile(  # in lower case: the comma of a legal name ("tesla, inc."), and
+    # of a month's day before its year ("december 31, 2020"; not "in 2023, 2024"); one
+    # literal first, so a scan skips to the commas of prose (not those inside numbers)
+    r", (?:(?=(?:inc|corp|co|ltd|llc|plc|lp|l\.p|n\.v|s\.a|ag|se|limited|incorporated)"
+    r"(?:\.|\b(?![-'’])))|(?<=[a-z.]\s\d, )(?=\d{4}(?!\d))|(?<=[a-z.]\s\d\d, )(?=\d{4}(?!\d)))")
 _OWN_AFTER = re.compile(
     r"^[\s,]*(?:\(\s*)?(?:(?:year[\s-]over[\s-]year|year[\s-]on[\s-]year|yoy|y/y|"
     r"sequentially|from\s+a\s+year\s+earlier)\s+)?(?:in|for|during|at|as\s+of|of|through|ending|ended|on|by\s+the\s+end"
@@ -573,6 +570,7 @@ def read_answer(answer: str, claims: Sequence[Claim], resolve: Resolver,
 
     readings: list[Reading] = []
     in_unit: dict[int, _InUnit] = {}
+    kept = _kept_commas(lowered)
     known: dict[str, list[tuple[int, int, str]]] = {}
 
     def named(text: str) -> list[tuple[int, int, str]]:
@@ -598,7 +596,7 @@ def read_answer(answer: str, claims: Sequence[Claim], resolve: Resolver,
                 periods[bisect.bisect_left(period_starts, start):
                         bisect.bisect_left(period_starts, end)],
                 [placed[i][0] for i in by_unit[u]],
-                _breaks(lowered, start, end, [(m.start, m.end) for m in unit_mentions]))
+                _breaks(lowered, start, end, [(m.start, m.end) for m in unit_mentions], kept))
         readings.append(_read_prose(
             answer, claim, index, (start, end), siblings, context, companies,
             company_starts, citations, citation_starts, structure, lowered, plain))
@@ -633,10 +631,11 @@ class _Breaks:
     cuts: list[int]
 
 
-def _breaks(lowered: str, start: int, end: int, protected: Sequence[tuple[int, int]]
-            ) -> _Breaks:
+def _breaks(lowered: str, start: int, end: int, protected: Sequence[tuple[int, int]],
+            kept: frozenset[int] = frozenset()) -> _Breaks:
     """The clause breaks of the unit ``start``-``end`` (``lowered``: the answer in lower
-    case; ``protected``: the metric phrases' spans, in order and apart)."""
+    case; ``protected``: the metric phrases' spans, in order and apart; ``kept``: the
+    offsets of the commas that break no clause, :func:`_kept_commas`)."""
     starts: list[int] = []
     cuts: list[int] = []
     firsts = [a for a, _ in protected]
@@ -646,9 +645,7 @@ def _breaks(lowered: str, start: int, end: int, protected: Sequence[tuple[int, i
             k = bisect.bisect_right(firsts, a) - 1  # the spans are in order
             if k >= 0 and a < protected[k][1]:
                 continue  # never inside a metric's name ("selling, general and administrative")
-        if lowered[a] == "," and ((lowered[a + 2:a + 3].isdigit() and lowered[a - 1].isdigit())
-                                  or lowered.startswith(_SUFFIX_STARTS, a + 2)) and \
-                _NOT_A_BREAK.match(lowered, a - 1):
+        if kept and a in kept:
             continue  # "Tesla, Inc.", "September 27, 2025": a name's or a date's comma
         cuts.append(a)
         starts.append(a + (1 if lowered[a] in ",;:" else 0))
@@ -668,6 +665,14 @@ def _clause(breaks: _Breaks, start: int, end: int, claim: Claim) -> tuple[int, i
     j = bisect.bisect_left(breaks.cuts, claim.start)
     right = breaks.cuts[j] if j < len(breaks.cuts) else end
     return left, right
+
+
+def _kept_commas(lowered: str) -> frozenset[int]:
+    """The commas of a text in lower case that end no clause: a legal name's and a date's
+    (one scan of the whole answer, which skips to its commas)."""
+    if ", " not in lowered:
+        return frozenset()
+    return frozenset(m.start() for m in _NOT_A_BREAK.finditer(lowered))
 
 
 @dataclass(slots=True)
