@@ -16,11 +16,13 @@ import sys
 from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from dexter.evidence.verify import FAILED, verify_answer  # noqa: E402
+from dexter.tools.base import ToolOutput  # noqa: E402
 from tests.figureset_b.sources import fetch_outputs, ledger_for  # noqa: E402
 
 CASES = ROOT / "tests" / "fixtures" / "figureset_b" / "cases.jsonl"
@@ -48,11 +50,17 @@ def sentence_at(answer: str, start: int, end: int) -> str:
     return answer[lo:hi].strip()
 
 
-def run() -> tuple[list[Outcome], list[Outcome]]:
-    cases = [json.loads(line) for line in CASES.read_text(encoding="utf-8").splitlines()
-             if line.strip()]
-    keys = sorted({k for c in cases for k in c["sources"]})
-    outputs = fetch_outputs(keys)
+def load_cases() -> list[dict[str, Any]]:
+    return [json.loads(line) for line in CASES.read_text(encoding="utf-8").splitlines()
+            if line.strip()]
+
+
+def run(outputs: dict[str, ToolOutput] | None = None) -> tuple[list[Outcome], list[Outcome]]:
+    """Every labelled figure's and non-figure's outcome; ``outputs``: the sources' tool
+    outputs by spec, when the caller has them (a test's shared ones), else fetched here."""
+    cases = load_cases()
+    if outputs is None:
+        outputs = fetch_outputs(sorted({k for c in cases for k in c["sources"]}))
     figures: list[Outcome] = []
     non_figures: list[Outcome] = []
     for case in cases:
@@ -72,6 +80,35 @@ def run() -> tuple[list[Outcome], list[Outcome]]:
     return figures, non_figures
 
 
+@dataclass(frozen=True)
+class Rates:
+    """The four rates of the issue's goals, as (hits, of)."""
+
+    fabricated_accepted: tuple[int, int]
+    misattributed_caught: tuple[int, int]
+    true_flagged: tuple[int, int]
+    non_figures_read: tuple[int, int]
+
+    def met(self) -> dict[str, bool]:
+        """Each goal: fabricated accepted <= 2 %, misattributed (with sign flips and
+        miscited) caught >= 80 %, true figures flagged <= 2 %, non-figures read never."""
+        (fa, fn), (ca, cn), (ta, tn), (na, _) = (
+            self.fabricated_accepted, self.misattributed_caught, self.true_flagged,
+            self.non_figures_read)
+        return {"fabricated accepted": fa <= 0.02 * fn, "misattributed caught": ca >= 0.8 * cn,
+                "true flagged": ta <= 0.02 * tn, "non-figures read": na == 0}
+
+
+def rates(figures: list[Outcome], non_figures: list[Outcome]) -> Rates:
+    fab = [o for o in figures if o.label == "fabricated"]
+    wrong = [o for o in figures if o.label in MUST_CATCH]
+    true = [o for o in figures if o.label == "true"]
+    return Rates((sum(1 for o in fab if o.status not in FAILED), len(fab)),
+                 (sum(1 for o in wrong if o.status in FAILED), len(wrong)),
+                 (sum(1 for o in true if o.status in FAILED), len(true)),
+                 (sum(1 for o in non_figures if o.status != "unread"), len(non_figures)))
+
+
 def failed(o: Outcome) -> bool:
     if o.label == "non_figure":
         return o.status != "unread"
@@ -82,26 +119,24 @@ def failed(o: Outcome) -> bool:
 
 def main(argv: list[str]) -> int:
     figures, non_figures = run()
-    fab = [o for o in figures if o.label == "fabricated"]
-    wrong = [o for o in figures if o.label in MUST_CATCH]
-    true = [o for o in figures if o.label == "true"]
-    accepted = sum(1 for o in fab if o.status not in FAILED)
-    caught = sum(1 for o in wrong if o.status in FAILED)
-    flagged = sum(1 for o in true if o.status in FAILED)
-    read = sum(1 for o in non_figures if o.status != "unread")
+    found = rates(figures, non_figures)
+    met = found.met()
 
     def pct(a: int, n: int) -> str:
         return f"{100 * a / n:.1f} %" if n else "-"
 
+    def line(name: str, hits: tuple[int, int], goal: str) -> str:
+        a, n = hits
+        return (f"{name:<21} {a}/{n} = {pct(a, n)}  (goal {goal}) "
+                f"{'MET' if met[name] else 'NOT MET'}")
+
     print(f"held-out set B: {len(figures)} figures, {len(non_figures)} non-figures")
-    print(f"fabricated accepted   {accepted}/{len(fab)} = {pct(accepted, len(fab))}"
-          f"  (goal <= 2 %) {'MET' if accepted <= 0.02 * len(fab) else 'NOT MET'}")
-    print(f"misattributed caught  {caught}/{len(wrong)} = {pct(caught, len(wrong))}"
-          f"  (goal >= 80 %) {'MET' if caught >= 0.8 * len(wrong) else 'NOT MET'}")
-    print(f"true flagged          {flagged}/{len(true)} = {pct(flagged, len(true))}"
-          f"  (goal <= 2 %) {'MET' if flagged <= 0.02 * len(true) else 'NOT MET'}")
-    print(f"non-figures read      {read}/{len(non_figures)}  (goal 0) "
-          f"{'MET' if read == 0 else 'NOT MET'}")
+    print(line("fabricated accepted", found.fabricated_accepted, "<= 2 %"))
+    print(line("misattributed caught", found.misattributed_caught, ">= 80 %"))
+    print(line("true flagged", found.true_flagged, "<= 2 %"))
+    a, n = found.non_figures_read
+    print(f"{'non-figures read':<21} {a}/{n}  (goal 0) "
+          f"{'MET' if met['non-figures read'] else 'NOT MET'}")
     print("\nlabel / intent -> status:")
     for (label, intent, status), n in sorted(Counter((o.label, o.intent, o.status)
                                                      for o in figures).items()):

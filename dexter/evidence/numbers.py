@@ -17,6 +17,8 @@ What is not a figure (see docs/verification.md, "What counts as a figure"):
   (``COVID-19``, ``F-150``), versions (``iOS 18.1``, ``version 2.5``, ``4.2.1``);
 - list numbering at the start of a line or heading (``1.``, ``2)``, ``## 3.``);
 - counts: bare integers up to 12, and bare integers before a unit of time (``30 days``);
+- a bare number of three to five digits naming a product by the noun after it (``the 18650
+  cells``, ``the 7000 series``, ``its 2500 chip``);
 - references: a number after ``Item``, ``Note``, ``Part``, ``Section``, ``Page``, ...;
 - anything inside a URL, an e-mail address, an SEC accession or file number, a phone
   number or a time of day.
@@ -58,6 +60,10 @@ _TIME_AFTER = re.compile(
     r"^[\s-]*(?:days?|weeks?|months?|quarters?|years?|hours?|minutes?|seconds?|yrs?|qtrs?|"
     r"employees|people|countries|states|markets|stores|segments|products|models|times)\b",
     re.IGNORECASE)
+_PRODUCT_AFTER = re.compile(
+    r"[ \u00a0](?:cells?|chips?|chipsets?|series|processors?|engines?|platforms?|gpus?|cpus?|"
+    r"socs?|batter(?:y|ies)|modules?|variants?|editions?|lineup|family|architecture|model|"
+    r"class|format|trim)\b", re.IGNORECASE)
 _LIST_NUMBER = re.compile(r"(?:^|\n)[ \t>*#-]*$")
 _LIST_AFTER = re.compile(r"[.)]\s")
 _NEGATIVE_CURRENCY = re.compile(r"[-−–]\s?(?:US\$|\$|€|£|¥)\s?$")
@@ -306,6 +312,8 @@ def _claim_at(masked: str, match: re.Match[str], original: str) -> Claim | None:
             return None  # iPhone 16, RTX 4090, S&P 500
         if _TIME_AFTER.match(masked[end:end + 24]) or _MONTH_AFTER.match(masked[end:end + 14]):
             return None
+        if 100 <= value < 100_000 and _PRODUCT_AFTER.match(masked, end):
+            return None  # the 18650 cells, the 7000 series, its 2500 chip: a product's name
     if bare and _LIST_NUMBER.search(masked[max(0, start - 8):start]) and \
             _LIST_AFTER.match(masked, end):
         return None  # list numbering

@@ -117,6 +117,11 @@ _BREAK = re.compile(  # read in lower case: ", " or "; ", or a space before a br
     r"[,;\s](?:(?<=[,;])\s|(?<=\s)(?=[—–awbvctypudf])(?:[—–]\s|(?:a(?:nd|gainst|lthough|"
     r"fter|s\s+well\s+as)|w(?:hile|hereas|ith|hich)|b(?:ut|efore)|v(?:ersus|s\.?)|compared"
     r"\s+(?:with|to)|though|yet|plus|up\s+from|down\s+from|from)\s))")
+_NOT_A_BREAK = re.compile(  # in lower case: the comma of a legal name ("tesla, inc."), and
+    # of a month's day before its year ("december 31, 2020"; not "in 2023, 2024"); one
+    # literal first, so a scan skips to the commas of prose (not those inside numbers)
+    r", (?:(?=(?:inc|corp|co|ltd|llc|plc|lp|l\.p|n\.v|s\.a|ag|se|limited|incorporated)"
+    r"(?:\.|\b(?![-'’])))|(?<=[a-z.]\s\d, )(?=\d{4}(?!\d))|(?<=[a-z.]\s\d\d, )(?=\d{4}(?!\d)))")
 _OWN_AFTER = re.compile(
     r"^[\s,]*(?:\(\s*)?(?:(?:year[\s-]over[\s-]year|year[\s-]on[\s-]year|yoy|y/y|"
     r"sequentially|from\s+a\s+year\s+earlier)\s+)?(?:in|for|during|at|as\s+of|of|through|ending|ended|on|by\s+the\s+end"
@@ -134,12 +139,13 @@ _LEADING = re.compile(r"^\s*(?:[-*•#]+\s*)?(?:in|for|during|over|throughout|as
 _UP_WORDS = words("""
 rose rise rises rising grew grow grows growing growth increase increased increases increasing
 up climbed climb jumped jump gained gain expanded expand expansion improved improvement higher
-surged soared accelerated advanced added boosted
+surged soared accelerated advanced added boosted widened widen widens widening
 """)
 _DOWN_WORDS = words("""
 fell fall falls falling decline declined declines declining decrease decreased decreases
 decreasing down dropped drop drops slipped slid contracted contraction shrank shrink lower
 slumped plunged plummeted tumbled compressed compression eroded narrowed reduced reduction lost
+narrows narrowing
 """)
 _TURN_WORDS = _UP_WORDS | _DOWN_WORDS
 _LOSS_WORDS = words("""
@@ -283,7 +289,7 @@ _UNIT = re.compile(
     r"(?:\(|\b|(?<=\$))(?:in\s+)?(?:(?P<cur>usd|us\$|\$|€|£|eur|gbp)\s*)?(?P<scale>"
     r"thousands|thousand|millions|million|billions|billion|trillions|trillion|mm|mn|mln|m|bn|"
     r"bln|b|k|tn|t)\b(?:\s+(?:of\s+)?(?:usd|dollars|us\$|\$))?"
-    r"|(?P<pct>\(%\)|%|\bpercent\b|\bpct\b)|(?P<times>\(x\)|\btimes\b)|(?P<dollar>\(\$\)|\(usd\))",
+    r"|(?P<pct>\(%\)|%|\bper\s?cent\b|\bpct\b)|(?P<times>\(x\)|\btimes\b)|(?P<dollar>\(\$\)|\(usd\))",
     re.IGNORECASE)
 _UNIT_SCALES = {"thousands": 1e3, "thousand": 1e3, "millions": 1e6, "million": 1e6,
                 "billions": 1e9, "billion": 1e9, "trillions": 1e12, "trillion": 1e12, "mm": 1e6,
@@ -486,18 +492,26 @@ def _table_cells(lines: list[str], offsets: list[int], first: int, stop: int, ca
         for column, (_text, a, b) in enumerate(row):
             head = header[column][0] if column < len(header) else ""
             unit = label_unit if label_unit.kind else unit_of_label(head)
-            if not unit.kind and caption_unit.kind and not _ratio_like(f"{label} {head}"):
+            if not unit.kind and caption_unit.kind and (
+                    caption_unit.kind in ("percent", "multiple")
+                    or not _ratio_like(f"{label} {head}")):
+                # a caption's scale is not a margin's or a share count's; its "%" or "x"
+                # is every bare cell's ("Margin (%)" over "Gross margin | 46.2")
                 unit = caption_unit
             out.append(_Cell(label if column else "", head, unit, cited or caption_cites,
                              caption, (a, b)))
     return out
 
 
+_RATIO_WORDS = re.compile(  # whole words: "operations" holds no ratio, "accounts" no count
+    r"%|percent|per share|\b(?:margins?|eps|ratios?|growth|yields?|rates?|multiples?|p/e|"
+    r"shares|share count|counts?|employees|headcount)\b")
+
+
 @lru_cache(maxsize=4096)
 def _ratio_like(text: str) -> bool:
     lowered = text.lower()
-    if re.search(r"margin|%|per share|eps|ratio|growth|yield|rate|percent|multiple|"
-                 r"\bp/e\b|shares|count|employees|headcount", lowered):
+    if _RATIO_WORDS.search(lowered):
         return True
     return any(m.kind in ("per_share", "ratio", "shares", "count")
                for _, _, found in metrics.metrics_at(text) for m in found[:1])
@@ -556,6 +570,7 @@ def read_answer(answer: str, claims: Sequence[Claim], resolve: Resolver,
 
     readings: list[Reading] = []
     in_unit: dict[int, _InUnit] = {}
+    kept = _kept_commas(lowered)
     known: dict[str, list[tuple[int, int, str]]] = {}
 
     def named(text: str) -> list[tuple[int, int, str]]:
@@ -581,7 +596,7 @@ def read_answer(answer: str, claims: Sequence[Claim], resolve: Resolver,
                 periods[bisect.bisect_left(period_starts, start):
                         bisect.bisect_left(period_starts, end)],
                 [placed[i][0] for i in by_unit[u]],
-                _breaks(lowered, start, end, [(m.start, m.end) for m in unit_mentions]))
+                _breaks(lowered, start, end, [(m.start, m.end) for m in unit_mentions], kept))
         readings.append(_read_prose(
             answer, claim, index, (start, end), siblings, context, companies,
             company_starts, citations, citation_starts, structure, lowered, plain))
@@ -616,10 +631,11 @@ class _Breaks:
     cuts: list[int]
 
 
-def _breaks(lowered: str, start: int, end: int, protected: Sequence[tuple[int, int]]
-            ) -> _Breaks:
+def _breaks(lowered: str, start: int, end: int, protected: Sequence[tuple[int, int]],
+            kept: frozenset[int] = frozenset()) -> _Breaks:
     """The clause breaks of the unit ``start``-``end`` (``lowered``: the answer in lower
-    case; ``protected``: the metric phrases' spans, in order and apart)."""
+    case; ``protected``: the metric phrases' spans, in order and apart; ``kept``: the
+    offsets of the commas that break no clause, :func:`_kept_commas`)."""
     starts: list[int] = []
     cuts: list[int] = []
     firsts = [a for a, _ in protected]
@@ -629,6 +645,8 @@ def _breaks(lowered: str, start: int, end: int, protected: Sequence[tuple[int, i
             k = bisect.bisect_right(firsts, a) - 1  # the spans are in order
             if k >= 0 and a < protected[k][1]:
                 continue  # never inside a metric's name ("selling, general and administrative")
+        if kept and a in kept:
+            continue  # "Tesla, Inc.", "September 27, 2025": a name's or a date's comma
         cuts.append(a)
         starts.append(a + (1 if lowered[a] in ",;:" else 0))
     return _Breaks(starts, cuts)
@@ -647,6 +665,14 @@ def _clause(breaks: _Breaks, start: int, end: int, claim: Claim) -> tuple[int, i
     j = bisect.bisect_left(breaks.cuts, claim.start)
     right = breaks.cuts[j] if j < len(breaks.cuts) else end
     return left, right
+
+
+def _kept_commas(lowered: str) -> frozenset[int]:
+    """The commas of a text in lower case that end no clause: a legal name's and a date's
+    (one scan of the whole answer, which skips to its commas)."""
+    if ", " not in lowered:
+        return frozenset()
+    return frozenset(m.start() for m in _NOT_A_BREAK.finditer(lowered))
 
 
 @dataclass(slots=True)
@@ -773,10 +799,9 @@ def _role(answer: str, lowered: str, claim: Claim, unit_start: int, c_start: int
                     f"{' '.join(before)} {claim.text}"
                     f"{answer[claim.end:claim.end + 24]}".lower()):
                 return "level", direction  # "rose to 24.1% from 14.7%", "from 14.7% to 24.1%"
-            lowered = claim.text.lower()
-            points = "point" in lowered or "bp" in lowered or "pp" in lowered or \
-                "pt" in lowered
-            return ("difference" if points else "growth"), direction
+            return ("difference" if _in_points(claim) else "growth"), direction
+        if _in_points(claim) and _POINTS_TO.match(answer, claim.end):
+            return "difference", direction  # "169bp to 29.8%": a change, then the level
         return "level", direction
     if claim.kind in ("money", "number") and not _to_last(last):
         if (direction or "by" in answer[max(c_start, claim.start - 40):claim.start].split()[-4:]) \
@@ -785,6 +810,15 @@ def _role(answer: str, lowered: str, claim: Claim, unit_start: int, c_start: int
         if after.lstrip()[:1] in _DIFF_FIRST and _DIFF_AFTER.match(after):
             return "difference", direction
     return "level", direction
+
+
+def _in_points(claim: Claim) -> bool:
+    """Whether a percentage is written in points or basis points (``45 bps``, ``1.2pp``)."""
+    lowered = claim.text.lower()
+    return "point" in lowered or "bp" in lowered or "pp" in lowered or "pt" in lowered
+
+
+_POINTS_TO = re.compile(r"\s*(?:\[[^\]]*\]\s*)?to\s+[-+(]?(?:US)?\$?\d")
 
 
 def _between(claims: Sequence[Claim], start: int, end: int, own: Claim) -> bool:

@@ -5,11 +5,16 @@ Tesla quarterly balance sheets, besides the annual statements)."""
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
 
 from dexter.evidence.ledger import SourceLedger
 from dexter.tools.base import ToolOutput
 from tests import figure_sources
+from tests.shared_fixtures import built_once
 
 NEW: dict[str, figure_sources.Spec] = {
     "AAPL-cash-quarterly": ("get_financials", "get_cash_flow_statements",
@@ -32,6 +37,20 @@ SPECS: dict[str, figure_sources.Spec] = {
 def fetch_outputs(keys: Sequence[str] = tuple(SPECS)) -> dict[str, ToolOutput]:
     """Each spec's tool output, fetched once from the fake data server."""
     return figure_sources.fetch_outputs(keys, SPECS)
+
+
+def shared_outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, ToolOutput]:
+    """:func:`fetch_outputs` of every spec, built once for the test run: the team's specs
+    from the pickle :func:`figure_sources.shared_outputs` shares, the set's own four from
+    one of their own (fetched by the first worker that asks)."""
+    def build(folder: Path) -> None:
+        (folder / "outputs.pickle").write_bytes(pickle.dumps(fetch_outputs(tuple(NEW))))
+
+    folder = built_once(tmp_path_factory, "figureset-b-sources", build)
+    own = pickle.loads((folder / "outputs.pickle").read_bytes())
+    assert isinstance(own, dict) and set(own) == set(NEW)
+    team = figure_sources.shared_outputs(tmp_path_factory)
+    return {**{key: team[key] for key in USED}, **own}
 
 
 def ledger_for(keys: Sequence[str], outputs: dict[str, ToolOutput]) -> SourceLedger:
