@@ -1,0 +1,138 @@
+"""The figure check on held-out set C (tests/fixtures/figureset_c/cases.jsonl, written by
+tests/figureset_c/generate.py, labelled by tests/figureset_c/oracle.py from the raw SEC JSON).
+
+Every case is checked as benchmarks/figure_holdout.py checks set B (its outcome records, rates
+and failure rule are reused): the sources fetched by dexter's finance tools from the recorded SEC
+responses over HTTP, ``verify_answer`` on the answer, a figure matched by overlapping offsets.
+The cases are split in two halves by a seeded hash of their id: the four rates are printed for
+DEV and for HELD, and the failures (with their sentence and a guessed cause) for DEV only, so
+that HELD stays a measure of phrasings nobody has tuned the check on.
+
+Prints; always exits 0. Run: ``.venv/bin/python benchmarks/figure_holdout_c.py [--json OUT]``
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections import Counter
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.figure_holdout import Outcome, Rates, failed, rates, sentence_at  # noqa: E402
+from dexter.evidence.verify import verify_answer  # noqa: E402
+from dexter.tools.base import ToolOutput  # noqa: E402
+from tests.figureset_c.specs import fetch_outputs, ledger_for  # noqa: E402
+
+CASES = ROOT / "tests" / "fixtures" / "figureset_c" / "cases.jsonl"
+
+
+def load_cases() -> list[dict[str, Any]]:
+    return [json.loads(line) for line in CASES.read_text(encoding="utf-8").splitlines()
+            if line.strip()]
+
+
+def run(outputs: dict[str, ToolOutput] | None = None,
+        ) -> dict[str, tuple[list[Outcome], list[Outcome]]]:
+    """Each half's (figures, non-figures) outcomes."""
+    cases = load_cases()
+    if outputs is None:
+        outputs = fetch_outputs(sorted({k for c in cases for k in c["sources"]}))
+    halves: dict[str, tuple[list[Outcome], list[Outcome]]] = {"dev": ([], []), "held": ([], [])}
+    for case in cases:
+        found = verify_answer(case["answer"], ledger_for(case["sources"], outputs)).figures
+        figures, non_figures = halves[case["half"]]
+        for kind, items in (("figure", case["figures"]), ("non", case["non_figures"])):
+            for item in items:
+                match = next((f for f in found if f.claim.start < item["end"]
+                              and item["start"] < f.claim.end), None)
+                o = Outcome(case["id"], item["text"],
+                            item["label"] if kind == "figure" else "non_figure",
+                            item.get("intent", ""),
+                            match.status if match else "unread",
+                            match.reason if match else "",
+                            sentence_at(case["answer"], item["start"], item["end"]))
+                (figures if kind == "figure" else non_figures).append(o)
+    return halves
+
+
+def guess(o: Outcome) -> str:
+    """A one-line guess at why a figure came out wrong (from its text, status and reason)."""
+    if o.label == "non_figure":
+        return f"the token {o.text!r} is read as a figure"
+    style = next((s for s, pat in (("'mn'", r"\dmn\b"), ("'mm'", r"\d mm\b"),
+                                   ("bare 'B'", r"^\d[\d.,]*B$"), ("'(x)%'", r"^\(.*\)%$"),
+                                   ("'ppts'", r"ppts"), ("'US$'", r"^US\$"))
+                  if re.search(pat, o.text)), "")
+    if o.label == "true":
+        if o.status == "unsupported" and "in no source" in o.reason and style:
+            return f"a true figure written {style} is not read at its scale or sign"
+        if o.status == "miscited":
+            return "the citation bound is not the one the figure's clause cites"
+        if o.status == "misattributed":
+            return "the words are bound to another line, period or company than they name"
+        return f"a true {o.intent} figure does not check out ({o.status})"
+    if o.status == "unread":
+        return f"the figure {o.text!r} is not read at all"
+    if o.status == "weak":
+        return "a low-precision figure passes as weak"
+    if o.label == "fabricated":
+        return "an invented value passes: matched by occurrence or at the wrong scale"
+    if o.label == "miscited":
+        return "the figure's citation does not bind it (found in an uncited source)"
+    if o.label == "sign":
+        return "the direction or loss word is not compared with the value's sign"
+    return (f"the words' {o.intent} is not read or not bound, so a real value of another "
+            f"{o.intent} passes")
+
+
+def report(name: str, figures: list[Outcome], non_figures: list[Outcome]) -> Rates:
+    found = rates(figures, non_figures)
+    met = found.met()
+
+    def line(title: str, hits: tuple[int, int], goal: str) -> str:
+        a, n = hits
+        share = f"{100 * a / n:.1f} %" if n else "-"
+        return f"  {title:<21} {a}/{n} = {share}  (goal {goal}) " \
+               f"{'MET' if met[title] else 'NOT MET'}"
+
+    print(f"{name}: {len(figures)} figures, {len(non_figures)} non-figures")
+    print(line("fabricated accepted", found.fabricated_accepted, "<= 2 %"))
+    print(line("misattributed caught", found.misattributed_caught, ">= 80 %"))
+    print(line("true flagged", found.true_flagged, "<= 2 %"))
+    a, n = found.non_figures_read
+    print(f"  {'non-figures read':<21} {a}/{n}  (goal 0) "
+          f"{'MET' if met['non-figures read'] else 'NOT MET'}")
+    return found
+
+
+def main(argv: list[str]) -> int:
+    halves = run()
+    for name in ("dev", "held"):
+        report(f"set C {name.upper()}", *halves[name])
+    figures, non_figures = halves["dev"]
+    print("\nDEV label / intent -> status:")
+    for (label, intent, status), n in sorted(Counter((o.label, o.intent, o.status)
+                                                     for o in figures).items()):
+        print(f"  {label:>13} {intent:>9} -> {status:<13} {n}")
+    bad = [o for o in figures + non_figures if failed(o)]
+    causes = Counter(guess(o) for o in bad)
+    print(f"\nDEV: {len(bad)} failures, by guessed cause:")
+    for cause, n in causes.most_common():
+        print(f"  {n:>3}  {cause}")
+    print()
+    for o in bad:
+        print(f"- {o.case} [{o.label}/{o.intent}] {o.text!r} -> {o.status}"
+              f"{': ' + o.reason if o.reason else ''}\n    cause: {guess(o)}\n    {o.sentence}")
+    if len(argv) > 2 and argv[1] == "--json":
+        Path(argv[2]).write_text(json.dumps([asdict(o) for o in bad], indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv))
