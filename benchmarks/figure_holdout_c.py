@@ -69,7 +69,21 @@ def guess(o: Outcome) -> str:
                                    ("bare 'B'", r"^\d[\d.,]*B$"), ("'(x)%'", r"^\(.*\)%$"),
                                    ("'ppts'", r"ppts"), ("'US$'", r"^US\$"))
                   if re.search(pat, o.text)), "")
+    sent = o.sentence
     if o.label == "true":
+        after = sent[sent.find(o.text) + len(o.text):]
+        if re.search(r"\b(9M|1H|H1|nine months|six months|first half|first nine)", sent):
+            return "a half-year or nine-month sum of quarters is not derived"
+        if re.search(r"q/q|QoQ|sequential", after[:40]) and "%" in o.text:
+            return "a sequential (q/q) rate is compared with the year-on-year one"
+        if "%" in o.text and re.match(r"\s*(\[S\d\]\s*)?\((up |\+|-|down |expanding |contracting )",
+                                     after):
+            return "a margin level followed by its change in points in brackets is not matched"
+        if re.search(r"(pp|ppts|points|bps|bp)$", o.text) and "does not check out" in o.reason:
+            return "a change in points is recomputed for another period than the sentence's"
+        if " from FY" in o.reason or " to Q" in o.reason or " to FY" in o.reason:
+            return "the period is not the sentence's (carried from an earlier sentence or " \
+                   "taken from a neighbouring figure)"
         if o.status == "unsupported" and "in no source" in o.reason and style:
             return f"a true figure written {style} is not read at its scale or sign"
         if o.status == "miscited":
