@@ -25,7 +25,15 @@ from dataclasses import dataclass
 
 from dexter import metrics
 from dexter.evidence.index import Evidence, EvidenceIndex
-from dexter.evidence.periods import PeriodRef, RowPeriod, compare, fiscal_year_of, prior
+from dexter.evidence.periods import (
+    TOLERANCE_DAYS,
+    PeriodRef,
+    RowPeriod,
+    compare,
+    fiscal_year_of,
+    month_of,
+    prior,
+)
 from dexter.evidence.reading import Reading
 
 
@@ -216,6 +224,9 @@ def _derive_one(r: Reading, index: EvidenceIndex, pool: Collection[str] | None,
     if claim.kind in ("money", "number") and r.periods and any(p.kind == "ttm"
                                                               for p in r.periods):
         return _trailing(r, index, pool, companies, name, label)
+    if claim.kind in ("money", "number") and any(p.kind == "partial" and p.span
+                                                 for p in r.periods):
+        return _sum_of_quarters(r, index, pool, companies, name, label)
     return None
 
 
@@ -334,3 +345,113 @@ def _trailing(r: Reading, index: EvidenceIndex, pool: Collection[str] | None,
             return found
         first = found
     return first
+
+
+_Quarter = tuple[str, int, int]
+"""A fiscal quarter of a company: (entity, fiscal year, quarter)."""
+
+
+def _sum_of_quarters(r: Reading, index: EvidenceIndex, pool: Collection[str] | None,
+                     companies: Sequence[str], name: str, label: str) -> Derivation | None:
+    """A half year's or nine months' amount as the sum of its fiscal quarters' cells (a
+    missing fourth quarter is the year's cell less the first three)."""
+    cells = _cells(index, name, pool, companies)
+    quarters: dict[_Quarter, Evidence] = {}
+    years: dict[tuple[str, int], Evidence] = {}
+    for e in sorted(cells, key=lambda e: e.where != "table"):  # a table's cell first
+        period = e.period
+        if period is None or period.year is None:
+            continue
+        if period.kind == "quarter" and period.quarter is not None:
+            quarters.setdefault((e.entity, period.year, period.quarter), e)
+        elif period.kind == "fy":
+            years.setdefault((e.entity, period.year), e)
+    if not quarters:
+        return None
+    first: Derivation | None = None
+    for ref in r.periods:
+        if ref.kind != "partial" or not ref.span:
+            continue
+        lasts = _last_quarters(ref, quarters)
+        if ref.quarter == 4 and ref.year is not None and not ref.calendar:
+            # a fourth quarter no row states: the year's less its first three
+            lasts.extend((entity, year, 4) for entity, year in years if year == ref.year
+                         and (entity, year, 4) not in quarters)
+        for last in lasts:
+            found = _window(last, ref.span, quarters, years)
+            if found is None:
+                continue
+            total = sum(value for value, _ in found)
+            used = tuple(e for _, group in found for e in group)
+            # a loss is negative however it is written ("-$1.2 billion", "a loss of $1.2
+            # billion"); a negative figure is no positive sum
+            sign_ok = (r.claim.negative or r.polarity < 0) if total < 0 else \
+                not r.claim.negative
+            ok = sign_ok and abs(abs(total) - r.claim.value) <= \
+                r.claim.tolerance * (1 + 1e-9) + 1e-9
+            names = " + ".join(f"Q{q} FY{y}" for y, q in _keys(last, ref.span))
+            result = Derivation(ok, total, f"{label} of {ref.describe()} is {names}: "
+                                f"{_amount(total, r.claim.kind, False)} [{used[0].source}]",
+                                used[0].source, used)
+            if ok:
+                return result
+            first = first or result
+    return first
+
+
+def _keys(last: _Quarter, span: int) -> list[tuple[int, int]]:
+    """The (fiscal year, quarter) of the ``span`` quarters up to ``last``, in order."""
+    _, year, quarter = last
+    out = []
+    for _ in range(span):
+        out.append((year, quarter))
+        year, quarter = (year, quarter - 1) if quarter > 1 else (year - 1, 4)
+    return out[::-1]
+
+
+def _window(last: _Quarter, span: int, quarters: dict[_Quarter, Evidence],
+            years: dict[tuple[str, int], Evidence]
+            ) -> list[tuple[float, tuple[Evidence, ...]]] | None:
+    """Each quarter's value and the cells it comes from, or None when one is missing."""
+    entity = last[0]
+    out: list[tuple[float, tuple[Evidence, ...]]] = []
+    for year, quarter in _keys(last, span):
+        cell = quarters.get((entity, year, quarter))
+        if cell is not None:
+            out.append((cell.value, (cell,)))
+            continue
+        whole = years.get((entity, year))
+        rest = [quarters.get((entity, year, q)) for q in (1, 2, 3)]
+        if quarter != 4 or whole is None or any(e is None for e in rest):
+            return None
+        parts = tuple(e for e in rest if e is not None)
+        out.append((whole.value - sum(e.value for e in parts), (whole, *parts)))
+    return out
+
+
+def _last_quarters(ref: PeriodRef, quarters: dict[_Quarter, Evidence]) -> list[_Quarter]:
+    """The quarters a half or nine months named by ``ref`` can end with: the fiscal quarter
+    of the fiscal year named, the quarter ending in the month or on the day named, and for
+    a bare year also the calendar half's; with no year, the latest fiscal year's."""
+    out: list[_Quarter] = []
+    if ref.year is None and ref.end is None and ref.quarter is not None:
+        latest: dict[str, int] = {}
+        for entity, year, quarter in quarters:
+            if quarter == ref.quarter:
+                latest[entity] = max(latest.get(entity, year), year)
+        return [(entity, year, ref.quarter) for entity, year in latest.items()]
+    if ref.quarter is not None and ref.year is not None and not ref.calendar:
+        out.extend(key for key in quarters if key[1:] == (ref.year, ref.quarter))
+    if ref.fiscal and ref.quarter is not None and not ref.calendar:
+        return out
+    month = ref.month or (3 * ref.quarter if ref.quarter is not None else None)
+    for key, e in quarters.items():
+        end = e.period.end if e.period is not None else None
+        if end is None or key in out:
+            continue
+        if ref.end is not None:
+            if abs((end - ref.end).days) <= TOLERANCE_DAYS:
+                out.append(key)
+        elif month is not None and month_of(end) == (ref.year, month):
+            out.append(key)
+    return out

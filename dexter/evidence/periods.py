@@ -70,7 +70,11 @@ class PeriodRef:
     year ("the December quarter of fiscal 2026")."""
     calendar: bool = False
     """``month``: the year is the calendar year the quarter ends in ("the December 2025
-    quarter")."""
+    quarter"); ``partial``: a calendar year's half ("H1 calendar 2025")."""
+    span: int = 0
+    """``partial``: how many quarters it sums (2: a half, 3: nine months; 0: not said). Its
+    last quarter is ``quarter`` of ``year`` (``fiscal``; a bare year may be either), or the
+    quarter ending in ``month`` of calendar ``year``, or the one ending on ``end``."""
 
     def describe(self) -> str:
         """How a reason names the period: ``FY2024``, ``Q3 FY2025``, ``the June quarter``."""
@@ -90,6 +94,18 @@ class PeriodRef:
             return f"{what}{self.end:%B} {self.end.day}, {self.end.year}"
         if self.kind == "ttm":
             return "the trailing twelve months"
+        if self.kind == "partial" and self.span:
+            what = "the first half" if self.span == 2 and self.quarter == 2 else \
+                "the second half" if self.span == 2 and self.quarter == 4 else \
+                f"the {'first ' if self.quarter else ''}{'six' if self.span == 2 else 'nine'} months"
+            if self.end is not None:
+                return f"{what} ended {self.end:%B} {self.end.day}, {self.end.year}"
+            if self.month is not None and self.year is not None:
+                return f"{what} ended {dt.date(2001, self.month, 1):%B} {self.year}"
+            if self.year is not None:
+                return f"{what} of {'FY' if self.fiscal else 'calendar ' if self.calendar else ''}" \
+                    f"{self.year}"
+            return what
         return "a part of the year"
 
 
@@ -135,8 +151,14 @@ _ALTERNATIVES: tuple[str, ...] = (
         r"(?P<ttm>\b(?:ttm|ltm|trailing[\s-]+(?:twelve|12)[\s-]+months?|last[\s-]+(?:twelve|12)"
         r"[\s-]+months|trailing[\s-]+four[\s-]+quarters)\b)",
         # H1 2025, the first half of fiscal 2025, nine months, YTD
-        r"(?P<partial>\b(?:h[12]|[12]h|first\s+half|second\s+half|9m|ytd|year[\s-]to[\s-]date|"
-        r"first\s+nine\s+months|nine[\s-]months?|six[\s-]months?)\b)",
+        r"(?P<partial>\b(?P<pw>h[12]|[12]h|first\s+half|second\s+half|[69]m|ytd|year[\s-]to[\s-]date|"
+        r"first\s+(?:nine|six)\s+months|first\s+(?:three|two)\s+quarters|nine[\s-]months?|"
+        r"six[\s-]months?)\b"
+        # ... of fiscal 2025, FY25, calendar 2025, 2025; ... ended June 2025
+        rf"(?:(?:\s+of|,)?\s+(?:the\s+)?(?:(?P<pf>{_FISCAL})[\s-]*['’]?\s*(?P<pfy>{_YEAR4}|{_YEAR2})"
+        rf"|(?P<pc>calendar(?:\s+year)?|cy)\s*['’]?\s*(?P<pcy>{_YEAR4}|{_YEAR2})"
+        rf"|(?P<py>{_YEAR4}|['’]\d{{2}}(?!\d)))(?![\w%])"
+        rf"|\s+(?:then\s+)?(?:ended|ending)\s+(?P<pm>{_MONTH})\.?,?\s+(?P<pmy>{_YEAR4}))?)",
         # fiscal years 2023 and 2024 / FY2023-FY2024
         rf"(?P<years>\b(?:fiscal\s+years|fy)\s*(?P<ylist>{_YEAR4}(?:\s*(?:,|and|&|to|through|-|–)\s*"
         rf"(?:fy\s*)?{_YEAR4})+))",
@@ -177,7 +199,7 @@ for _word in ("as", "at", "on"):
     _DISPATCH[_word] = ("asof",)
 for _word in ("ttm", "ltm", "trailing", "last"):
     _DISPATCH[_word] = ("ttm",)
-for _word in ("h1", "h2", "1h", "2h", "first", "second", "9m", "ytd", "year", "nine", "six"):
+for _word in ("h1", "h2", "1h", "2h", "first", "second", "9m", "6m", "ytd", "year", "nine", "six"):
     _DISPATCH[_word] = (*_DISPATCH.get(_word, ()), "partial")
 _DISPATCH["fiscal"] = ("ended", "years", "q", "oq", "fy")
 _DISPATCH["fy"] = ("years", "fy")
@@ -327,6 +349,26 @@ def _literal(token: str) -> re.Pattern[str]:
     return re.compile(rf"{word}(?<![a-z0-9]{word}){after}")
 
 
+def _partial_ref(m: re.Match[str]) -> PeriodRef:
+    """A half or nine months: its quarters (see :attr:`PeriodRef.span`)."""
+    word = " ".join(m.group("pw").lower().split())
+    if "ytd" in word or "date" in word:
+        return PeriodRef("partial")
+    span = 3 if word in ("9m", "nine months", "nine-months", "nine month", "nine-month",
+                         "first nine months", "first three quarters") else 2
+    last = 4 if word in ("h2", "2h", "second half") else span
+    if m.group("pm"):
+        return PeriodRef("partial", year=int(m.group("pmy")), month=MONTHS[
+            m.group("pm").lower().rstrip(".")], calendar=True, span=span)
+    if m.group("pf"):
+        return PeriodRef("partial", year=_year(m.group("pfy")), quarter=last, span=span)
+    if m.group("pc"):
+        return PeriodRef("partial", year=_year(m.group("pcy")), quarter=last, fiscal=False,
+                         calendar=True, span=span)
+    year = _year(m.group("py")) if m.group("py") else None
+    return PeriodRef("partial", year=year, quarter=last, fiscal=year is None, span=span)
+
+
 def _refs(m: re.Match[str]) -> tuple[PeriodRef, ...]:
     groups = m.groupdict()
 
@@ -339,7 +381,8 @@ def _refs(m: re.Match[str]) -> tuple[PeriodRef, ...]:
         if end is None:
             return ()
         if any(w in span for w in ("six", "6 ", "nine", "9 ")):
-            return (PeriodRef("partial", end=end),)
+            return (PeriodRef("partial", end=end, span=3 if "nine" in span or "9" in span
+                              else 2),)
         annual = "year" in span or "twelve" in span or "12" in span or "52" in span \
             or "53" in span
         quarterly = "quarter" in span or "three" in span or "3 " in span or "13" in span \
@@ -352,7 +395,7 @@ def _refs(m: re.Match[str]) -> tuple[PeriodRef, ...]:
     if g("ttm"):
         return (PeriodRef("ttm"),)
     if g("partial"):
-        return (PeriodRef("partial"),)
+        return (_partial_ref(m),)
     if g("years"):
         years = [int(y) for y in _YEAR.findall(g("ylist"))]
         text = g("ylist")
@@ -430,7 +473,7 @@ def _iso(text: str) -> dt.date | None:
         return None
 
 
-def _month_of(end: dt.date) -> tuple[int, int]:
+def month_of(end: dt.date) -> tuple[int, int]:
     """The (year, month) a period ending on ``end`` is named for: a 52/53-week period that
     ends in the first days of a month belongs to the month before (Apple's June quarter
     may end on July 1)."""
@@ -603,12 +646,12 @@ def matches(ref: PeriodRef, row: RowPeriod) -> bool:
             return True
         if ref.fiscal or row.end is None or ref.quarter is None:
             return False
-        year, month = _month_of(row.end)
+        year, month = month_of(row.end)
         return (month + 2) // 3 == ref.quarter and (ref.year is None or year == ref.year)
     if ref.kind == "month":
         if row.kind != "quarter" or row.end is None:
             return False
-        year, month = _month_of(row.end)
+        year, month = month_of(row.end)
         if month != ref.month or ref.year is None:
             return month == ref.month
         if ref.calendar:

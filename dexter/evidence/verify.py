@@ -523,7 +523,8 @@ class _Checker:
     def _derive(self, r: Reading, pool: Collection[str] | None,
                 tied: Sequence[Evidence]) -> Derivation | None:
         if r.claim.kind not in ("percent", "multiple") and r.role != "difference" and not (
-                r.periods and any(p.kind == "ttm" for p in r.periods)):
+                r.periods and any(p.kind == "ttm" or (p.kind == "partial" and p.span)
+                                  for p in r.periods)):
             return None
         return derive(r, self.index, pool, tied)
 
