@@ -71,6 +71,20 @@ _OPEN_PAREN = re.compile(r"\(\s?(?:US\$|\$|€|£|¥)?\s?$")
 _LEAD = re.compile(r"(?:[-−–]\s?)?(?:US\$|C\$|A\$|HK\$|\$|€|£|¥|USD|EUR|GBP|JPY|CNY|RMB|INR)"
                    r"\s?[(]?\s?$|[(]$|[-−]$", re.IGNORECASE)
 _THE_BEFORE = re.compile(r"\b[Tt]he[ \u00a0]$")
+# "9M FY25", "6M 2025", "3M ended June": a span of months names a period, not 9 million
+_MONTHS_SPAN_AFTER = re.compile(
+    r"[ \u00a0]+(?:fy|fiscal|cy|calendar|ytd|ended|ending|period|"
+    r"(?:19|20)\d{2}(?!\d)|['’]\d{2}(?!\d))(?![a-z])", re.IGNORECASE)
+# a ZIP code after a state's postal abbreviation or name ("Austin, TX 78701", "Boise,
+# Idaho 83702-1234")
+_STATE_BEFORE = re.compile(
+    r"(?:\b(?:A[KLRZ]|C[AOT]|D[CE]|FL|GA|HI|I[ADLN]|K[SY]|LA|M[ADEINOST]|N[CDEHJMVY]|O[HKR]|"
+    r"PA|RI|S[CD]|T[NX]|UT|V[AT]|W[AIVY])|(?:Alabama|Alaska|Arizona|Arkansas|California|"
+    r"Colorado|Connecticut|Delaware|Florida|Georgia|Hawaii|Idaho|Illinois|Indiana|Iowa|"
+    r"Kansas|Kentucky|Louisiana|Maine|Maryland|Massachusetts|Michigan|Minnesota|"
+    r"Mississippi|Missouri|Montana|Nebraska|Nevada|Hampshire|Jersey|Mexico|York|Carolina|"
+    r"Dakota|Ohio|Oklahoma|Oregon|Pennsylvania|Rhode Island|Tennessee|Texas|Utah|Vermont|"
+    r"Virginia|Washington|Wisconsin|Wyoming))\.?,?[ \u00a0]+$")
 _NAME_AFTER = re.compile(r"[ \u00a0][A-Z][A-Za-z]")
 
 # Masked before reading numbers: the numbers inside these are never figures. Each pattern
@@ -86,7 +100,8 @@ _JOINED_FRAMING = re.compile(
     r"|\d{3}-\d{3}-\d{4}|\d{3}-\d{4}"  # phone numbers
     r"|\d{4}-\d{2}-\d{2}.*"  # ISO dates and timestamps
     r"|\d{1,2}/\d{1,2}/\d{2,4}"  # 9/28/2024
-    r"|\d{1,2}:\d{2}.*")  # times of day
+    r"|\d{1,2}:\d{2}.*"  # times of day
+    r"|\d{5}-\d{4}")  # ZIP+4 codes
 _PHONE_AREA = re.compile(r"\(\d{3}\)(?=\s?\d{3}-\d{4})")
 _ACCESSION_PLAIN = re.compile(r"\d{18}(?!\d)")
 _MONTH_DATE = re.compile(
@@ -302,6 +317,9 @@ def _claim_at(masked: str, match: re.Match[str], original: str) -> Claim | None:
                 and masked[after_end].isalpha() and not word_or_short:
             return None  # 16GB, 3nm, 2nd, 1990s: the number is part of a word
     currency = _ends_with_currency(before) or bool(money)
+    if scale == 1e6 and not currency and not unit and not word_or_short and \
+            raw in ("3", "6", "9", "12") and _MONTHS_SPAN_AFTER.match(masked, after_end):
+        return None  # 9M FY25: nine months, not nine million
     decimals = len(raw.split(".")[1]) if "." in raw else 0
     bare = not currency and not unit and scale == 1.0
     written = value = float(raw.replace(",", ""))
@@ -314,6 +332,8 @@ def _claim_at(masked: str, match: re.Match[str], original: str) -> Claim | None:
             return None
         if 100 <= value < 100_000 and _PRODUCT_AFTER.match(masked, end):
             return None  # the 18650 cells, the 7000 series, its 2500 chip: a product's name
+        if len(raw) == 5 and _STATE_BEFORE.search(masked, max(0, start - 16), start):
+            return None  # a ZIP code: Cupertino, CA 95014
     if bare and _LIST_NUMBER.search(masked[max(0, start - 8):start]) and \
             _LIST_AFTER.match(masked, end):
         return None  # list numbering
