@@ -171,6 +171,7 @@ METRICS: tuple[Metric, ...] = (
        "payments for dividends", "dividend payments", sign="outflow"),
     _m("share_repurchases", "Share repurchases", "cash_flow", "amount", "buybacks",
        "stock buybacks", "repurchases of common stock", "repurchased", "share buybacks",
+       "repurchases", "stock repurchases", "buyback",
        sign="outflow"),
     _m("net_cash_flow_from_financing", "Financing cash flow", "cash_flow", "amount",
        "cash from financing", "net cash used in financing activities",

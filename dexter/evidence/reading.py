@@ -890,7 +890,7 @@ def _qualifier(answer: str, mention: _MetricMention, claim: Claim, unit_start: i
         if not taken and not stripped.endswith(word):
             break
         bare = word.lower().rstrip(".,")
-        if bare in _NEUTRAL or _PERIOD_WORD.fullmatch(bare) or \
+        if bare in _NEUTRAL or bare in _NO_QUALIFIER or _PERIOD_WORD.fullmatch(bare) or \
                 _at_company(companies, mention.start - len(before) + before.rfind(word)):
             break
         taken.insert(0, word.rstrip(".,"))
@@ -916,12 +916,21 @@ def _qualifier(answer: str, mention: _MetricMention, claim: Claim, unit_start: i
                                   "division", "business", "region", "category"):
             return word
         if word[0].isupper() and not _PERIOD_TOKEN.fullmatch(word.split()[0].lower()) and \
-                lowered.split()[0] not in metrics_months() and not any(
+                lowered.split()[0].rstrip("-–") not in metrics_months() and not any(
                     [_at_company(companies, mention.end + found.start("word"))]) and \
                 lowered.split()[0] not in ("fiscal", "the", "calendar", "first", "second",
                                            "third", "fourth", "full", "trailing"):
             return word
     return ""
+
+
+# the words before a metric phrase that join it to what came before ("covered share
+# repurchases", "after capital expenditure", "$5.0 million after capex"), not qualify it
+_NO_QUALIFIER = words("""
+after before via despite beyond covered covering covers funded funding funds offset
+offsetting exceeded exceeding outpaced spent spending returned returning paid paying plus
+minus excluding including thousand million billion trillion mn bn mm
+""")
 
 
 def metrics_months() -> frozenset[str]:
