@@ -46,6 +46,8 @@ class Derivation:
     reason: str
     source: str
     cells: tuple[Evidence, ...]
+    other: bool = False
+    """The figure is another period's or another line's sum (not ``ok``: misattributed)."""
 
 
 def _cells(index: EvidenceIndex, field: str, pool: Collection[str] | None,
@@ -355,23 +357,15 @@ def _sum_of_quarters(r: Reading, index: EvidenceIndex, pool: Collection[str] | N
                      companies: Sequence[str], name: str, label: str) -> Derivation | None:
     """A half year's or nine months' amount as the sum of its fiscal quarters' cells (a
     missing fourth quarter is the year's cell less the first three)."""
-    cells = _cells(index, name, pool, companies)
-    quarters: dict[_Quarter, Evidence] = {}
-    years: dict[tuple[str, int], Evidence] = {}
-    for e in sorted(cells, key=lambda e: e.where != "table"):  # a table's cell first
-        period = e.period
-        if period is None or period.year is None:
-            continue
-        if period.kind == "quarter" and period.quarter is not None:
-            quarters.setdefault((e.entity, period.year, period.quarter), e)
-        elif period.kind == "fy":
-            years.setdefault((e.entity, period.year), e)
+    quarters, years = _by_quarter(_cells(index, name, pool, companies))
     if not quarters:
         return None
     first: Derivation | None = None
+    spans: set[int] = set()
     for ref in r.periods:
         if ref.kind != "partial" or not ref.span:
             continue
+        spans.add(ref.span)
         lasts = _last_quarters(ref, quarters)
         if ref.quarter == 4 and ref.year is not None and not ref.calendar:
             # a fourth quarter no row states: the year's less its first three
@@ -396,7 +390,59 @@ def _sum_of_quarters(r: Reading, index: EvidenceIndex, pool: Collection[str] | N
             if ok:
                 return result
             first = first or result
+    if first is not None and r.claim.digits > 2:
+        other = _other_sum(r, index, pool, companies, name, spans, first.cells)
+        if other is not None:
+            return other
     return first
+
+
+def _by_quarter(cells: Sequence[Evidence]
+                ) -> tuple[dict[_Quarter, Evidence], dict[tuple[str, int], Evidence]]:
+    """The cells of each fiscal quarter and of each fiscal year (a table's cell first)."""
+    quarters: dict[_Quarter, Evidence] = {}
+    years: dict[tuple[str, int], Evidence] = {}
+    for e in sorted(cells, key=lambda e: e.where != "table"):
+        period = e.period
+        if period is None or period.year is None:
+            continue
+        if period.kind == "quarter" and period.quarter is not None:
+            quarters.setdefault((e.entity, period.year, period.quarter), e)
+        elif period.kind == "fy":
+            years.setdefault((e.entity, period.year), e)
+    return quarters, years
+
+
+def _other_sum(r: Reading, index: EvidenceIndex, pool: Collection[str] | None,
+               companies: Sequence[str], name: str, spans: Collection[int],
+               named: Sequence[Evidence]) -> Derivation | None:
+    """The sum of the same span of quarters of another period of the line, or of the
+    period's quarters of another line, that the figure is (read as misattributed)."""
+    periods = {(e.entity, e.period.year, e.period.quarter) for e in named
+               if e.period is not None and e.period.kind == "quarter"}
+    for field in [name, *sorted(f for f in index.by_field if f != name)]:
+        metric = metrics.metric(field)
+        if metric is None or metric.kind == "ratio":
+            continue
+        quarters, years = _by_quarter(_cells(index, field, pool, companies))
+        for span in spans:
+            for last in quarters:
+                keys = _keys(last, span)
+                if field == name and all((last[0], *k) in periods for k in keys):
+                    continue  # the period named
+                if field != name and not all((last[0], *k) in periods for k in keys):
+                    continue  # another line: of the period named only
+                found = _window(last, span, quarters, years)
+                if found is None:
+                    continue
+                total = sum(value for value, _ in found)
+                if abs(abs(total) - r.claim.value) > r.claim.tolerance * (1 + 1e-9) + 1e-9:
+                    continue
+                used = tuple(e for _, group in found for e in group)
+                names = " + ".join(f"Q{q} FY{y}" for y, q in keys)
+                return Derivation(False, total, f"{metrics.label(field).lower()} of {names} "
+                                  f"[{used[0].source}]", used[0].source, used, other=True)
+    return None
 
 
 def _keys(last: _Quarter, span: int) -> list[tuple[int, int]]:

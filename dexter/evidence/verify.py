@@ -481,6 +481,9 @@ class _Checker:
                             derivation.cells[0] if derivation.cells else None,
                             derivation.source)
         precise = claim.digits > LOW_PRECISION
+        if derivation is not None and derivation.other:
+            return _Verdict("misattributed", f"{claim.text} is the sum of "
+                            f"{derivation.reason}", derivation.cells[0], derivation.source)
         if change:
             if derivation is not None:
                 return _Verdict("unsupported", f"{claim.text} does not check out: "
