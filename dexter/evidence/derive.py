@@ -391,7 +391,7 @@ def _sum_of_quarters(r: Reading, index: EvidenceIndex, pool: Collection[str] | N
                 return result
             first = first or result
     if first is not None and r.claim.digits > 2:
-        other = _other_sum(r, index, pool, companies, name, spans, first.cells)
+        other = _other_sum(r, index, companies, name, spans, first.cells)
         if other is not None:
             return other
     return first
@@ -413,18 +413,20 @@ def _by_quarter(cells: Sequence[Evidence]
     return quarters, years
 
 
-def _other_sum(r: Reading, index: EvidenceIndex, pool: Collection[str] | None,
-               companies: Sequence[str], name: str, spans: Collection[int],
-               named: Sequence[Evidence]) -> Derivation | None:
+def _other_sum(r: Reading, index: EvidenceIndex, companies: Sequence[str], name: str,
+               spans: Collection[int], named: Sequence[Evidence]) -> Derivation | None:
     """The sum of the same span of quarters of another period of the line, or of the
     period's quarters of another line, that the figure is (read as misattributed)."""
     periods = {(e.entity, e.period.year, e.period.quarter) for e in named
                if e.period is not None and e.period.kind == "quarter"}
-    for field in [name, *sorted(f for f in index.by_field if f != name)]:
+    # (the sources the named quarters came from only: a long run's ledger holds many)
+    sources = sorted({e.source for e in named})
+    lines = {f for sid in sources for e in index.by_source.get(sid, ()) for f in e.fields}
+    for field in [name, *sorted(lines - {name})]:
         metric = metrics.metric(field)
         if metric is None or metric.kind == "ratio":
             continue
-        quarters, years = _by_quarter(_cells(index, field, pool, companies))
+        quarters, years = _by_quarter(_cells(index, field, sources, companies))
         for span in spans:
             for last in quarters:
                 keys = _keys(last, span)
