@@ -473,12 +473,16 @@ def _iso(text: str) -> dt.date | None:
         return None
 
 
-def month_of(end: dt.date) -> tuple[int, int]:
+def _month_of(end: dt.date) -> tuple[int, int]:
     """The (year, month) a period ending on ``end`` is named for: a 52/53-week period that
     ends in the first days of a month belongs to the month before (Apple's June quarter
     may end on July 1)."""
     shifted = end - dt.timedelta(days=TOLERANCE_DAYS) if end.day <= TOLERANCE_DAYS else end
     return shifted.year, shifted.month
+
+
+month_of = _month_of
+"""The (year, month) a period ending on a date is named for (for derived figures)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -646,12 +650,12 @@ def matches(ref: PeriodRef, row: RowPeriod) -> bool:
             return True
         if ref.fiscal or row.end is None or ref.quarter is None:
             return False
-        year, month = month_of(row.end)
+        year, month = _month_of(row.end)
         return (month + 2) // 3 == ref.quarter and (ref.year is None or year == ref.year)
     if ref.kind == "month":
         if row.kind != "quarter" or row.end is None:
             return False
-        year, month = month_of(row.end)
+        year, month = _month_of(row.end)
         if month != ref.month or ref.year is None:
             return month == ref.month
         if ref.calendar:
