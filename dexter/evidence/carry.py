@@ -53,6 +53,10 @@ def basis_of(before: str, after: str) -> str:
     """What a change is measured against, from the words right before and after it (lower
     case): ``year``, ``quarter`` or '' (not said). The words after it win."""
     for text in (after, before):
+        if "year" not in text and "y/y" not in text and "yoy" not in text and \
+                "q/q" not in text and "qoq" not in text and "quarter" not in text and \
+                "sequential" not in text:
+            continue
         if "y" in text and _YEAR_BASIS.search(text):
             if "q" in text and _QUARTER_BASIS.search(text):
                 return ""  # both: not said which
@@ -94,27 +98,33 @@ def carry_periods(readings: Sequence[Reading], answer: str, units: Sequence[tupl
     docstring). ``units``: the answer's sentences and table rows in order; ``periods``: the
     periods the answer names, in order."""
     by_unit: dict[tuple[int, int], list[Reading]] = {}
+    wanting = False
     for r in readings:
         if not r.in_table:
             by_unit.setdefault(r.unit, []).append(r)
-    if not by_unit:
-        return
+            wanting = wanting or (not r.periods and r.role != "cagr")
+    if not wanting:
+        return  # every figure names its period
     starts = [p.start for p in periods]
-    state: tuple[tuple[PeriodRef, ...], str, tuple[str, ...]] | None = None
+    # the last sentence of the paragraph that named periods (read only when needed)
+    last: tuple[list[Reading], list[Mention]] | None = None
     paragraph = -2
     for unit in units:
         start, end = unit
         k = bisect.bisect_right(paragraph_starts, start) - 1
         if k != paragraph:
-            paragraph, state = k, None
+            paragraph, last = k, None
         if answer[start:end].lstrip()[:1] in ("#", "|"):
-            state = None  # a heading or a table row starts afresh
+            last = None  # a heading or a table row starts afresh
             continue
-        named = periods[bisect.bisect_left(starts, start):bisect.bisect_left(starts, end)]
+        first = bisect.bisect_left(starts, start)
         found = by_unit.get(unit, [])
-        if named:
-            state = _state_of(found, named, answer)
+        if first < len(starts) and starts[first] < end:
+            last = found, list(periods[first:bisect.bisect_left(starts, end, first)])
             continue
+        if last is None or not any(not r.periods and r.role != "cagr" for r in found):
+            continue
+        state = _state_of(last[0], last[1], answer)
         if state is None:
             continue
         refs, text, companies = state

@@ -730,19 +730,16 @@ def _read_prose(answer: str, claim: Claim, index: int, unit: tuple[int, int],
         _approximations_dropped(lowered[tail_start:claim.start].split()[-4:])
     # the words after the figure are its own up to the next figure, or the bracket that
     # opens before it ("46.2% (+0.7pp y/y)", "46.2% (up 0.7 points)": the change's words)
+    # (and what a change compares with, from the words up to the figures around it)
     role_end = c_end
-    for other in unit_claims:
-        if other.start >= claim.end:
-            if other.start < c_end:
-                bracket = answer.find("(", claim.end, other.start)
-                role_end = other.start if bracket < 0 else bracket
-            break
-    # what a change compares with (from the words up to the figures around it)
     prev_end = start
     next_start = end
     for other in unit_claims:
         if other.start >= claim.end:
             next_start = other.start
+            if next_start < c_end:
+                bracket = answer.find("(", claim.end, next_start)
+                role_end = next_start if bracket < 0 else bracket
             break
         if other.end <= claim.start:
             prev_end = other.end
@@ -834,11 +831,10 @@ def _role(answer: str, lowered: str, claim: Claim, unit_start: int, c_start: int
         last = _approximations_dropped([word.lower() for word in tail])
     ahead = ' '.join(lowered[claim.end:claim.end + len(after)].split()[:4])
     window = f"{' '.join(before)} {ahead}"
-    behind = _WORDS_OF.findall(window, 0, len(window) - len(ahead) - 1)
-    following = _WORDS_OF.findall(ahead)
-    found = behind + following
+    found = _WORDS_OF.findall(window)
     # the direction word nearest the figure ("rising 9.6% y/y, down 1.4% q/q": down)
-    direction = _nearest_direction(behind, following)
+    direction = 0 if _TURN_WORDS.isdisjoint(found) else _nearest_direction(
+        _WORDS_OF.findall(window, 0, len(window) - len(ahead) - 1), _WORDS_OF.findall(ahead))
     if claim.kind == "percent":
         if _says_compound(lowered[max(unit_start, claim.start - 80):claim.start]) or \
                 _says_compound(lowered[claim.end:claim.end + 24]):
