@@ -131,7 +131,7 @@ def _pairs(r: Reading, cells: Sequence[Evidence], tied: Sequence[Evidence]
     groups = _group(cells)
     out: list[tuple[Evidence, Evidence]] = []
     for ref in current:
-        bases = list(r.base) or list(prior(ref))
+        bases = list(r.base) or list(prior(ref, r.basis))
         for now in _at(groups, ref):
             for base_ref in bases:
                 for then in _at(groups, base_ref):

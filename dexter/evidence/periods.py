@@ -171,8 +171,10 @@ _ALTERNATIVES: tuple[str, ...] = (
         rf"(?P<oq>\b(?P<oqf1>fiscal\s+)?(?P<oqn>first|second|third|fourth|1st|2nd|3rd|4th)"
         rf"[\s-]+(?P<oqf2>fiscal[\s-]+)?quarter(?:\s+of)?(?:[\s,]+(?:the\s+)?(?P<oqf3>{_FISCAL})?"
         rf"\s*['’]?\s*(?P<oqy>{_YEAR4}|{_YEAR2}))?)",
-        # the June quarter, the September 2024 quarter, June-quarter
-        rf"(?P<mq>\b(?P<mqm>{_MONTH})\.?(?:\s+(?P<mqy>{_YEAR4}))?[\s-]+quarter(?:\s+of\s+"
+        # the June quarter, the September 2024 quarter, June-quarter, the March-2021
+        # quarter, Mar-21 qtr, the June '25 quarter
+        rf"(?P<mq>\b(?P<mqm>{_MONTH})\.?(?:[\s-]+(?P<mqy>{_YEAR4})|(?:-|\s*['’])(?P<mqys>\d{{2}})"
+        rf"(?!\d))?[\s-]+(?:quarter|qtr\b)(?:\s+of\s+"
         rf"(?P<mqf>{_FISCAL})?\s*(?P<mqy2>{_YEAR4}))?)",
         # FY2024, FY 2024, FY24, FY'24, fiscal 2024, fiscal year 2024, fiscal-2024
         rf"(?P<fy>\b{_FISCAL}[\s-]*['’]?\s*(?P<fyy>{_YEAR4}|{_YEAR2}))",
@@ -418,8 +420,9 @@ def _refs(m: re.Match[str]) -> tuple[PeriodRef, ...]:
                           fiscal=fiscal),)
     if g("mq"):
         month = MONTHS[g("mqm").lower()]
-        if g("mqy"):
-            return (PeriodRef("month", year=int(g("mqy")), month=month, calendar=True),)
+        if g("mqy") or g("mqys"):
+            year = int(g("mqy")) if g("mqy") else _year(g("mqys"))
+            return (PeriodRef("month", year=year, month=month, calendar=True),)
         named = g("mqy2")
         return (PeriodRef("month", year=int(named) if named else None, month=month,
                           fiscal=bool(g("mqf"))),)
@@ -669,9 +672,13 @@ def matches(ref: PeriodRef, row: RowPeriod) -> bool:
 
 
 @lru_cache(maxsize=4096)
-def prior(ref: PeriodRef) -> tuple[PeriodRef, ...]:
+def prior(ref: PeriodRef, basis: str = "") -> tuple[PeriodRef, ...]:
     """The periods a change from ``ref`` is measured against: the year before, and for a
-    quarter also the quarter before (sequential)."""
+    quarter also the quarter before (sequential). ``basis``: what the words compare with,
+    ``year`` (year on year, "a year earlier": the year-ago period only) or ``quarter``
+    (quarter on quarter, sequentially: the quarter before only; a year has none)."""
+    if basis:
+        return _prior_on(ref, basis)
     if ref.kind in ("fy", "year", "calendar") and ref.year is not None:
         return (PeriodRef(ref.kind, year=ref.year - 1),)
     if ref.kind == "quarter" and ref.quarter is not None:
@@ -689,4 +696,23 @@ def prior(ref: PeriodRef) -> tuple[PeriodRef, ...]:
                               annual=ref.annual),)
         except ValueError:
             return ()
+    return ()
+
+
+def _prior_on(ref: PeriodRef, basis: str) -> tuple[PeriodRef, ...]:
+    both = prior(ref)
+    if basis == "year":
+        return both[:1]
+    if ref.kind == "quarter":
+        return both[1:]
+    if ref.kind == "month" and ref.month is not None:
+        # the quarter three months before; a fiscal year named with it may end between
+        month, year = ref.month - 3, ref.year
+        if month < 1:
+            month += 12
+            year = (year - 1 if ref.calendar else None) if year is not None else None
+        return (PeriodRef("month", year=year, month=month, fiscal=ref.fiscal,
+                          calendar=ref.calendar and year is not None),)
+    if ref.kind == "date" and ref.end is not None and ref.annual is False:
+        return (PeriodRef("date", end=ref.end - dt.timedelta(days=91), annual=False),)
     return ()

@@ -39,6 +39,7 @@ from functools import lru_cache
 from typing import Literal
 
 from dexter import metrics
+from dexter.evidence import carry as _carry
 from dexter.evidence.citations import Citation, find_citations, mask_citations
 from dexter.evidence.numbers import Claim, Kind, words
 from dexter.evidence.periods import Mention, PeriodRef, find_periods, prior
@@ -89,6 +90,14 @@ class Reading:
     in_table: bool = False
     is_base: bool = False
     """A level figure that is a comparison's base ("up from $383.3 billion")."""
+    basis: str = ""
+    """What a change compares with: ``year`` (y/y), ``quarter`` (q/q) or '' (not said)."""
+    relative: str = ""
+    """A level figure of the year (``year``) or quarter before its sentence's period ("$1.40
+    a year earlier")."""
+    period_inherited: bool = False
+    """The period is the paragraph's, named in an earlier sentence (kept only where the
+    sources hold it for the figure's line)."""
 
 
 # -- phrases ---------------------------------------------------------------------------------
@@ -139,13 +148,14 @@ _LEADING = re.compile(r"^\s*(?:[-*•#]+\s*)?(?:in|for|during|over|throughout|as
 _UP_WORDS = words("""
 rose rise rises rising grew grow grows growing growth increase increased increases increasing
 up climbed climb jumped jump gained gain expanded expand expansion improved improvement higher
-surged soared accelerated advanced added boosted widened widen widens widening
+surged soared accelerated advanced added boosted widened widen widens widening expanding
+expands
 """)
 _DOWN_WORDS = words("""
 fell fall falls falling decline declined declines declining decrease decreased decreases
 decreasing down dropped drop drops slipped slid contracted contraction shrank shrink lower
 slumped plunged plummeted tumbled compressed compression eroded narrowed reduced reduction lost
-narrows narrowing
+narrows narrowing contracting contracts compressing
 """)
 _TURN_WORDS = _UP_WORDS | _DOWN_WORDS
 _LOSS_WORDS = words("""
@@ -231,6 +241,17 @@ def _direction_of(found: list[str]) -> int:
     return 0
 
 
+def _nearest_direction(behind: list[str], following: list[str]) -> int:
+    """The way the direction word nearest a figure goes: the last one before it, else the
+    first one after it (0: none)."""
+    for word in reversed(behind):
+        if word in _DOWN_WORDS:
+            return -1
+        if word in _UP_WORDS:
+            return 1
+    return _direction_of(following)
+
+
 def _change_said(lowered: str, found: list[str]) -> bool:
     return any(w in _CHANGE_SET for w in found) or \
         "over-year" in lowered or "over year" in lowered or "on-year" in lowered or \
@@ -249,7 +270,7 @@ _FILLER_AFTER = re.compile(r"\s*(?:in|of|worth\s+of|for|from)?\s*(?:the\s+|its\s
 _PERIOD_TOKEN = re.compile(r"(?:fy|cy|q[1-4]|h[12]|[1-4]q)\S*")
 _PERIOD_WORD = re.compile(r"(?:fy|cy|q[1-4]|h[12]|[1-4]q)?['’]?\d{2,4}(?:e|a)?|q[1-4]|fy\d{2,4}|"
                           r"\d{1,2}m")
-_AMOUNT_START = re.compile(r"(?:US|C|A|HK)?[$€£¥]|(?<![A-Za-z])\d")
+_AMOUNT_START = re.compile(r"(?:US|C|A|HK)?[$€£¥]|\b(?:USD|EUR|GBP)\s?(?=\d)|(?<![A-Za-z])\d")
 _QUALIFIER_AFTER = re.compile(r"\s+(?:from|in|of|for|at|within)\s+(?:the\s+|its\s+|our\s+)?"
                               r"(?P<word>[A-Za-z][\w&'-]*(?:\s+[A-Z][\w&'-]*)?)")
 _DIFF_FIRST = frozenset("[mlhabidrjgMLHABIDRJG\u0130\u0131")
@@ -602,6 +623,7 @@ def read_answer(answer: str, claims: Sequence[Claim], resolve: Resolver,
             company_starts, citations, citation_starts, structure, lowered, plain))
     _pair_respectively(answer, readings, placed, structure, periods, mentions)
     _inherit_periods(readings)
+    _carry.carry_periods(readings, answer, structure.units, structure.paragraph_starts, periods)
     return readings
 
 
@@ -706,7 +728,26 @@ def _read_prose(answer: str, claim: Claim, index: int, unit: tuple[int, int],
     tail_start = max(c_start, claim.start - 40)
     last = None if not plain else dropped if tail_start == window_start else \
         _approximations_dropped(lowered[tail_start:claim.start].split()[-4:])
-    role, direction = _role(answer, lowered, claim, start, c_start, c_end, before, last)
+    # the words after the figure are its own up to the next figure, or the bracket that
+    # opens before it ("46.2% (+0.7pp y/y)", "46.2% (up 0.7 points)": the change's words)
+    # (and what a change compares with, from the words up to the figures around it)
+    role_end = c_end
+    prev_end = start
+    next_start = end
+    for other in unit_claims:
+        if other.start >= claim.end:
+            next_start = other.start
+            if next_start < c_end:
+                bracket = answer.find("(", claim.end, next_start)
+                role_end = next_start if bracket < 0 else bracket
+            break
+        if other.end <= claim.start:
+            prev_end = other.end
+    after_text = lowered[claim.end:min(next_start, claim.end + 48)]
+    basis = _carry.basis_of(lowered[max(c_start, prev_end, claim.start - 40):claim.start],
+                            after_text)
+    role, direction = _role(answer, lowered, claim, start, c_start, role_end, before, last,
+                            basis)
     # a share's "of revenue" names what it is a share of, not what it is
     mention = _bind_metric(answer, claim, unit_mentions if role != "share" else
                            [m for m in unit_mentions if m.start < claim.start],
@@ -740,10 +781,15 @@ def _read_prose(answer: str, claim: Claim, index: int, unit: tuple[int, int],
                                                      start, c_end, structure)
     polarity = _polarity(lowered, claim, mention, loss, c_start, c_end)
     cited = _cited(answer, claim, citations, citation_starts, start, end)
+    # a level of the period before ("$1.40 a year earlier")
+    relative = ""
+    if role == "level" and not own:
+        relative = _carry.relative_after(after_text) or \
+            _carry.relative_lead(lowered[start:min(claim.start, start + 48)])
     # (in the order of the fields: a call by keyword costs five times as much)
     return Reading(claim, index, cited, fields, metric_text, qualified, qualifier, own,
                    period_text, base, company, company_text, inherited, polarity, direction,
-                   role, denominator, unit, siblings, False, is_base)
+                   role, denominator, unit, siblings, False, is_base, basis, relative)
 
 
 def _fields_for(found: tuple[str, ...], claim: Claim, role: Role) -> tuple[str, ...]:
@@ -774,18 +820,21 @@ def _fields_of_kind(found: tuple[str, ...], kind: str, role: Role) -> tuple[str,
 
 
 def _role(answer: str, lowered: str, claim: Claim, unit_start: int, c_start: int, c_end: int,
-          before: list[str], last: list[str] | None = None) -> tuple[Role, int]:
+          before: list[str], last: list[str] | None = None, basis: str = "") -> tuple[Role, int]:
     """``lowered``: the answer in lower case; ``before``: the last words before the figure
     in its unit, in lower case; ``last``: the clause's (approximations dropped), when the
-    caller has them."""
+    caller has them; ``basis``: what the words say a change compares with."""
     after = answer[claim.end:min(c_end, claim.end + 40)]
     # the words right before the figure (in its clause), and around it (in its unit)
     if last is None:
         tail = answer[max(c_start, claim.start - 40):claim.start].split()[-4:]
         last = _approximations_dropped([word.lower() for word in tail])
-    window = f"{' '.join(before)} {' '.join(lowered[claim.end:claim.end + len(after)].split()[:4])}"
+    ahead = ' '.join(lowered[claim.end:claim.end + len(after)].split()[:4])
+    window = f"{' '.join(before)} {ahead}"
     found = _WORDS_OF.findall(window)
-    direction = _direction_of(found)
+    # the direction word nearest the figure ("rising 9.6% y/y, down 1.4% q/q": down)
+    direction = 0 if _TURN_WORDS.isdisjoint(found) else _nearest_direction(
+        _WORDS_OF.findall(window, 0, len(window) - len(ahead) - 1), _WORDS_OF.findall(ahead))
     if claim.kind == "percent":
         if _says_compound(lowered[max(unit_start, claim.start - 80):claim.start]) or \
                 _says_compound(lowered[claim.end:claim.end + 24]):
@@ -802,6 +851,9 @@ def _role(answer: str, lowered: str, claim: Claim, unit_start: int, c_start: int
             return ("difference" if _in_points(claim) else "growth"), direction
         if _in_points(claim) and _POINTS_TO.match(answer, claim.end):
             return "difference", direction  # "169bp to 29.8%": a change, then the level
+        if _in_points(claim) and (basis or claim.text[:1] in "+-−–" or
+                                  answer[claim.start - 1:claim.start] in ("+", "-", "−", "–")):
+            return "difference", direction  # "+0.2pp", "0.2pp vs. the prior year"
         return "level", direction
     if claim.kind in ("money", "number") and not _to_last(last):
         if (direction or "by" in answer[max(c_start, claim.start - 40):claim.start].split()[-4:]) \
@@ -1234,8 +1286,8 @@ def _inherit_periods(readings: list[Reading]) -> None:
             if r.role == "level":
                 if earlier:
                     source = earlier[-1]
-                    if r.is_base:
-                        r.periods = tuple(b for p in source.periods for b in prior(p))
+                    if r.is_base or r.relative:
+                        r.periods = _carry.shifted(source.periods, r.relative or r.basis)
                         r.period_text = ""
                     else:
                         r.periods, r.period_text = source.periods, source.period_text
@@ -1243,4 +1295,4 @@ def _inherit_periods(readings: list[Reading]) -> None:
                 source = (earlier or levels)[-1]
                 r.periods, r.period_text = source.periods, source.period_text
         if r.role in ("growth", "difference") and r.periods and not r.base:
-            r.base = tuple(b for p in r.periods for b in prior(p))
+            r.base = _carry.shifted(r.periods, r.basis)

@@ -315,6 +315,10 @@ class _Checker:
                 r.companies = tuple(sorted(owners)) if len(owners) == 1 else ()
                 r.company_text = ""
         candidates = self._candidates(r.claim, r.fields)
+        if r.period_inherited and not self._holds_period(r, candidates):
+            # the paragraph's period is not one the sources hold for this line: the
+            # sentence may be about another period, so it binds nothing
+            r.periods, r.base, r.period_text = (), (), ""
         tied = [e for i in r.siblings if i < len(done) and not done[i].failed
                 and (e := done[i].evidence) is not None and e.where in ("table", "row")]
         if cited:
@@ -530,6 +534,20 @@ class _Checker:
                                   for p in r.periods)):
             return None
         return derive(r, self.index, pool, tied)
+
+    def _holds_period(self, r: Reading, candidates: Sequence[Evidence]) -> bool:
+        """Whether some table holds the figure's line (or, with none named, a line its
+        value matched) at one of the periods its words name."""
+        names = set(r.fields or [f for e in candidates for f in e.fields])
+        for name in list(names):
+            m = metrics.metric(name)
+            if m is not None:
+                names.update(f for f in (m.growth_of, *(m.parts or ())) if f)
+        for name in names:
+            for period in self.index.periods_of(name):
+                if any(compare(ref, period) is True for ref in r.periods):
+                    return True
+        return False
 
     def _agreement(self, r: Reading, e: Evidence) -> str | None:
         """None when the cell agrees with what the words say; else what the words say
