@@ -744,10 +744,14 @@ def _read_prose(answer: str, claim: Claim, index: int, unit: tuple[int, int],
         if other.end <= claim.start:
             prev_end = other.end
     after_text = lowered[claim.end:min(next_start, claim.end + 48)]
-    basis = _carry.basis_of(lowered[max(c_start, prev_end, claim.start - 40):claim.start],
-                            after_text)
+    basis_start = max(c_start, prev_end, claim.start - 40)
+    # what a change compares with is read only where it is used: by the role of a
+    # percentage in points, and by a change, a comparison's base or a relative level
+    basis: str | None = None
+    if claim.kind == "percent" and _in_points(claim):
+        basis = _carry.basis_of(lowered[basis_start:claim.start], after_text)
     role, direction = _role(answer, lowered, claim, start, c_start, role_end, before, last,
-                            basis)
+                            basis or "")
     # a share's "of revenue" names what it is a share of, not what it is
     mention = _bind_metric(answer, claim, unit_mentions if role != "share" else
                            [m for m in unit_mentions if m.start < claim.start],
@@ -786,6 +790,9 @@ def _read_prose(answer: str, claim: Claim, index: int, unit: tuple[int, int],
     if role == "level" and not own:
         relative = _carry.relative_after(after_text) or \
             _carry.relative_lead(lowered[start:min(claim.start, start + 48)])
+    if basis is None:
+        basis = _carry.basis_of(lowered[basis_start:claim.start], after_text) \
+            if role in ("growth", "difference") or is_base or relative else ""
     # (in the order of the fields: a call by keyword costs five times as much)
     return Reading(claim, index, cited, fields, metric_text, qualified, qualifier, own,
                    period_text, base, company, company_text, inherited, polarity, direction,
@@ -832,9 +839,12 @@ def _role(answer: str, lowered: str, claim: Claim, unit_start: int, c_start: int
     ahead = ' '.join(lowered[claim.end:claim.end + len(after)].split()[:4])
     window = f"{' '.join(before)} {ahead}"
     found = _WORDS_OF.findall(window)
-    # the direction word nearest the figure ("rising 9.6% y/y, down 1.4% q/q": down)
-    direction = 0 if _TURN_WORDS.isdisjoint(found) else _nearest_direction(
-        _WORDS_OF.findall(window, 0, len(window) - len(ahead) - 1), _WORDS_OF.findall(ahead))
+    # the direction word nearest the figure ("rising 9.6% y/y, down 1.4% q/q": down); no
+    # word spans the space between the two halves, so the words before are ``found``'s first
+    direction = 0
+    if not _TURN_WORDS.isdisjoint(found):
+        behind = _WORDS_OF.findall(window, 0, len(window) - len(ahead) - 1)
+        direction = _nearest_direction(behind, found[len(behind):])
     if claim.kind == "percent":
         if _says_compound(lowered[max(unit_start, claim.start - 80):claim.start]) or \
                 _says_compound(lowered[claim.end:claim.end + 24]):
