@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import sys
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from dexter.evidence.verify import FAILED, verify_answer  # noqa: E402
+from dexter.evidence.verify import FAILED, Figure, verify_answer  # noqa: E402
 from dexter.tools.base import ToolOutput  # noqa: E402
 from tests.figureset_b.sources import fetch_outputs, ledger_for  # noqa: E402
 
@@ -55,6 +56,26 @@ def load_cases() -> list[dict[str, Any]]:
             if line.strip()]
 
 
+def case_outcomes(case: dict[str, Any], found: Sequence[Figure]
+                  ) -> tuple[list[Outcome], list[Outcome]]:
+    """One case's labelled figures' and non-figures' outcomes, each matched to the figure
+    dexter read at overlapping offsets (none: ``unread``)."""
+    figures: list[Outcome] = []
+    non_figures: list[Outcome] = []
+    for kind, items in (("figure", case["figures"]), ("non", case["non_figures"])):
+        for item in items:
+            match = next((f for f in found if f.claim.start < item["end"]
+                          and item["start"] < f.claim.end), None)
+            o = Outcome(case["id"], item["text"],
+                        item["label"] if kind == "figure" else "non_figure",
+                        item.get("intent", ""),
+                        match.status if match else "unread",
+                        match.reason if match else "",
+                        sentence_at(case["answer"], item["start"], item["end"]))
+            (figures if kind == "figure" else non_figures).append(o)
+    return figures, non_figures
+
+
 def run(outputs: dict[str, ToolOutput] | None = None) -> tuple[list[Outcome], list[Outcome]]:
     """Every labelled figure's and non-figure's outcome; ``outputs``: the sources' tool
     outputs by spec, when the caller has them (a test's shared ones), else fetched here."""
@@ -64,19 +85,10 @@ def run(outputs: dict[str, ToolOutput] | None = None) -> tuple[list[Outcome], li
     figures: list[Outcome] = []
     non_figures: list[Outcome] = []
     for case in cases:
-        check = verify_answer(case["answer"], ledger_for(case["sources"], outputs))
-        found = check.figures
-        for kind, items in (("figure", case["figures"]), ("non", case["non_figures"])):
-            for item in items:
-                match = next((f for f in found if f.claim.start < item["end"]
-                              and item["start"] < f.claim.end), None)
-                o = Outcome(case["id"], item["text"],
-                            item["label"] if kind == "figure" else "non_figure",
-                            item.get("intent", ""),
-                            match.status if match else "unread",
-                            match.reason if match else "",
-                            sentence_at(case["answer"], item["start"], item["end"]))
-                (figures if kind == "figure" else non_figures).append(o)
+        found = verify_answer(case["answer"], ledger_for(case["sources"], outputs)).figures
+        more, more_non = case_outcomes(case, found)
+        figures += more
+        non_figures += more_non
     return figures, non_figures
 
 
@@ -117,26 +129,29 @@ def failed(o: Outcome) -> bool:
     return o.status not in FAILED  # fabricated, misattributed, sign, miscited
 
 
-def main(argv: list[str]) -> int:
-    figures, non_figures = run()
+def print_rates(title: str, figures: list[Outcome], non_figures: list[Outcome]) -> Rates:
+    """Print the four rates against their goals under ``title``; return them."""
     found = rates(figures, non_figures)
     met = found.met()
 
-    def pct(a: int, n: int) -> str:
-        return f"{100 * a / n:.1f} %" if n else "-"
-
     def line(name: str, hits: tuple[int, int], goal: str) -> str:
         a, n = hits
-        return (f"{name:<21} {a}/{n} = {pct(a, n)}  (goal {goal}) "
-                f"{'MET' if met[name] else 'NOT MET'}")
+        share = f"{100 * a / n:.1f} %" if n else "-"
+        return f"  {name:<21} {a}/{n} = {share}  (goal {goal}) {'MET' if met[name] else 'NOT MET'}"
 
-    print(f"held-out set B: {len(figures)} figures, {len(non_figures)} non-figures")
+    print(f"{title}: {len(figures)} figures, {len(non_figures)} non-figures")
     print(line("fabricated accepted", found.fabricated_accepted, "<= 2 %"))
     print(line("misattributed caught", found.misattributed_caught, ">= 80 %"))
     print(line("true flagged", found.true_flagged, "<= 2 %"))
     a, n = found.non_figures_read
-    print(f"{'non-figures read':<21} {a}/{n}  (goal 0) "
+    print(f"  {'non-figures read':<21} {a}/{n}  (goal 0) "
           f"{'MET' if met['non-figures read'] else 'NOT MET'}")
+    return found
+
+
+def main(argv: list[str]) -> int:
+    figures, non_figures = run()
+    print_rates("held-out set B", figures, non_figures)
     print("\nlabel / intent -> status:")
     for (label, intent, status), n in sorted(Counter((o.label, o.intent, o.status)
                                                      for o in figures).items()):

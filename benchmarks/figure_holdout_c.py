@@ -24,7 +24,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.figure_holdout import Outcome, Rates, failed, rates, sentence_at  # noqa: E402
+from benchmarks.figure_holdout import Outcome, case_outcomes, failed, print_rates  # noqa: E402
 from dexter.evidence.verify import verify_answer  # noqa: E402
 from dexter.tools.base import ToolOutput  # noqa: E402
 from tests.figureset_c.specs import fetch_outputs, ledger_for  # noqa: E402
@@ -46,18 +46,9 @@ def run(outputs: dict[str, ToolOutput] | None = None,
     halves: dict[str, tuple[list[Outcome], list[Outcome]]] = {"dev": ([], []), "held": ([], [])}
     for case in cases:
         found = verify_answer(case["answer"], ledger_for(case["sources"], outputs)).figures
-        figures, non_figures = halves[case["half"]]
-        for kind, items in (("figure", case["figures"]), ("non", case["non_figures"])):
-            for item in items:
-                match = next((f for f in found if f.claim.start < item["end"]
-                              and item["start"] < f.claim.end), None)
-                o = Outcome(case["id"], item["text"],
-                            item["label"] if kind == "figure" else "non_figure",
-                            item.get("intent", ""),
-                            match.status if match else "unread",
-                            match.reason if match else "",
-                            sentence_at(case["answer"], item["start"], item["end"]))
-                (figures if kind == "figure" else non_figures).append(o)
+        more, more_non = case_outcomes(case, found)
+        halves[case["half"]][0].extend(more)
+        halves[case["half"]][1].extend(more_non)
     return halves
 
 
@@ -105,30 +96,10 @@ def guess(o: Outcome) -> str:
             f"{o.intent} passes")
 
 
-def report(name: str, figures: list[Outcome], non_figures: list[Outcome]) -> Rates:
-    found = rates(figures, non_figures)
-    met = found.met()
-
-    def line(title: str, hits: tuple[int, int], goal: str) -> str:
-        a, n = hits
-        share = f"{100 * a / n:.1f} %" if n else "-"
-        return f"  {title:<21} {a}/{n} = {share}  (goal {goal}) " \
-               f"{'MET' if met[title] else 'NOT MET'}"
-
-    print(f"{name}: {len(figures)} figures, {len(non_figures)} non-figures")
-    print(line("fabricated accepted", found.fabricated_accepted, "<= 2 %"))
-    print(line("misattributed caught", found.misattributed_caught, ">= 80 %"))
-    print(line("true flagged", found.true_flagged, "<= 2 %"))
-    a, n = found.non_figures_read
-    print(f"  {'non-figures read':<21} {a}/{n}  (goal 0) "
-          f"{'MET' if met['non-figures read'] else 'NOT MET'}")
-    return found
-
-
 def main(argv: list[str]) -> int:
     halves = run()
     for name in ("dev", "held"):
-        report(f"set C {name.upper()}", *halves[name])
+        print_rates(f"set C {name.upper()}", *halves[name])
     figures, non_figures = halves["dev"]
     print("\nDEV label / intent -> status:")
     for (label, intent, status), n in sorted(Counter((o.label, o.intent, o.status)
