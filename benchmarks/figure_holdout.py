@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import sys
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -153,17 +153,30 @@ def main(argv: list[str]) -> int:
     figures, non_figures = run()
     print_rates("held-out set B", figures, non_figures)
     print("\nlabel / intent -> status:")
+    print_status_counts(figures)
+    bad = [o for o in figures + non_figures if failed(o)]
+    print(f"\n{len(bad)} failures:")
+    print_failures(bad, argv)
+    return 0
+
+
+def print_status_counts(figures: list[Outcome]) -> None:
+    """How many figures of each label and intent came out with each status."""
     for (label, intent, status), n in sorted(Counter((o.label, o.intent, o.status)
                                                      for o in figures).items()):
         print(f"  {label:>13} {intent:>13} -> {status:<13} {n}")
-    bad = [o for o in figures + non_figures if failed(o)]
-    print(f"\n{len(bad)} failures:")
+
+
+def print_failures(bad: list[Outcome], argv: list[str],
+                   note: Callable[[Outcome], str] | None = None) -> None:
+    """Each failure with its reason, ``note`` (a line of its own) and sentence; with
+    ``--json OUT`` in ``argv``, also written to OUT."""
     for o in bad:
+        extra = f"\n    {note(o)}" if note is not None else ""
         print(f"- {o.case} [{o.label}/{o.intent}] {o.text!r} -> {o.status}"
-              f"{': ' + o.reason if o.reason else ''}\n    {o.sentence}")
+              f"{': ' + o.reason if o.reason else ''}{extra}\n    {o.sentence}")
     if len(argv) > 2 and argv[1] == "--json":
         Path(argv[2]).write_text(json.dumps([asdict(o) for o in bad], indent=1))
-    return 0
 
 
 if __name__ == "__main__":

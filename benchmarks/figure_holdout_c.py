@@ -17,14 +17,20 @@ import json
 import re
 import sys
 from collections import Counter
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.figure_holdout import Outcome, case_outcomes, failed, print_rates  # noqa: E402
+from benchmarks.figure_holdout import (  # noqa: E402
+    Outcome,
+    case_outcomes,
+    failed,
+    print_failures,
+    print_rates,
+    print_status_counts,
+)
 from dexter.evidence.verify import verify_answer  # noqa: E402
 from dexter.tools.base import ToolOutput  # noqa: E402
 from tests.figureset_c.specs import fetch_outputs, ledger_for  # noqa: E402
@@ -102,20 +108,14 @@ def main(argv: list[str]) -> int:
         print_rates(f"set C {name.upper()}", *halves[name])
     figures, non_figures = halves["dev"]
     print("\nDEV label / intent -> status:")
-    for (label, intent, status), n in sorted(Counter((o.label, o.intent, o.status)
-                                                     for o in figures).items()):
-        print(f"  {label:>13} {intent:>9} -> {status:<13} {n}")
+    print_status_counts(figures)
     bad = [o for o in figures + non_figures if failed(o)]
     causes = Counter(guess(o) for o in bad)
     print(f"\nDEV: {len(bad)} failures, by guessed cause:")
     for cause, n in causes.most_common():
         print(f"  {n:>3}  {cause}")
     print()
-    for o in bad:
-        print(f"- {o.case} [{o.label}/{o.intent}] {o.text!r} -> {o.status}"
-              f"{': ' + o.reason if o.reason else ''}\n    cause: {guess(o)}\n    {o.sentence}")
-    if len(argv) > 2 and argv[1] == "--json":
-        Path(argv[2]).write_text(json.dumps([asdict(o) for o in bad], indent=1))
+    print_failures(bad, argv, note=lambda o: f"cause: {guess(o)}")
     return 0
 
 

@@ -69,19 +69,18 @@ def basis_of(before: str, after: str) -> str:
 def relative_after(text: str) -> str:
     """``year`` or ``quarter`` when ``text`` (lower case, right after a level figure) says
     the figure is of the year or the quarter before ("$1.40 a year earlier"), else ''."""
-    if "year" not in text and "quarter" not in text:
-        return ""
-    found = _RELATIVE_AFTER.match(text)
-    if found is None:
-        return ""
-    return "year" if found.group("year") else "quarter"
+    return _relative(_RELATIVE_AFTER, text)
 
 
 def relative_lead(text: str) -> str:
     """The same for the words that open a sentence ("A year earlier, EPS was $1.40")."""
+    return _relative(_RELATIVE_LEAD, text)
+
+
+def _relative(pattern: re.Pattern[str], text: str) -> str:
     if "year" not in text and "quarter" not in text:
         return ""
-    found = _RELATIVE_LEAD.match(text)
+    found = pattern.match(text)
     if found is None:
         return ""
     return "year" if found.group("year") else "quarter"
