@@ -15,6 +15,7 @@ from dexter.config_trust import Confirm, Resolved, WorkspaceFile, resolve_settin
 from dexter.providers.registry import default_model
 from dexter.settings_file import SETTINGS_FILE, SettingsFileError, read_settings_file
 from dexter.text import escape_controls
+from dexter.tls import trust_problem
 
 MODEL_KEY = "model"
 SEARCH_KEY = "web_search_provider"
@@ -58,6 +59,8 @@ def open_settings(config: Path | None, overrides: Mapping[str, Any] | None = Non
     except ConfigError as exc:
         raise CliError(str(exc)) from None
     os.environ.update(resolved.environ)
+    if (problem := trust_problem()) is not None:
+        raise CliError(problem)
     for notice in trust_notices(resolved):
         print_warning(notice)
     settings = resolved.settings

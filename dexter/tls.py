@@ -53,3 +53,24 @@ def sdk_http_client(client_cls: Any, base_url: str | None, timeout: Any) -> Any:
     if base_url is not None:
         options["base_url"] = base_url
     return client_cls(**options)
+
+
+def trust_problem() -> str | None:
+    """Why ``SSL_CERT_FILE`` or ``SSL_CERT_DIR``, when set, cannot be the CAs to trust (a
+    missing or unreadable path, a file with no certificate), said for the user; else None.
+    Checked at start, so that a wrong path is one clear line, not a failure at first use."""
+    for var in ("SSL_CERT_FILE", "SSL_CERT_DIR"):
+        value = os.environ.get(var)
+        if not value:
+            continue
+        try:
+            if var == "SSL_CERT_FILE":
+                ssl.create_default_context(cafile=value)
+            elif not os.path.isdir(value):
+                return (f"{var} names {value}, which is not a folder. Point it at a folder of "
+                        "CA certificates, or unset it.")
+        except (OSError, ssl.SSLError, ValueError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            return (f"{var} names {value}, which cannot be read as CA certificates ({reason}). "
+                    "Point it at a PEM file of your CA's certificates, or unset it.")
+    return None

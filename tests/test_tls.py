@@ -125,3 +125,24 @@ def test_dexter_ask_says_the_certificate_is_not_trusted_then_answers_with_ssl_ce
                        env={**env, "SSL_CERT_FILE": str(ca[1])})
     assert answered.code == 0, answered.stderr
     assert "Apple reports in September." in answered.stdout
+
+
+@pytest.mark.parametrize("where", ["missing", "not-pem", "folder"])
+@pytest.mark.parametrize("args", [["ask", "--plain", "AAPL revenue?"], []], ids=["ask", "repl"])
+def test_a_trust_variable_that_names_no_ca_file_stops_dexter_at_start_with_one_line(
+        tmp_path: Path, where: str, args: list[str]) -> None:
+    """``SSL_CERT_FILE`` naming a missing path, a file holding no certificate or a folder:
+    dexter says which variable and what is wrong, exits 2 (a configuration error) before
+    any request, in one-shot and interactive starts alike, with no traceback."""
+    target = {"missing": tmp_path / "no-such-ca.pem", "not-pem": tmp_path / "notes.txt",
+              "folder": tmp_path}[where]
+    if where == "not-pem":
+        target.write_text("not a certificate\n")
+    with FakeLLM() as fake:
+        env = cli_env(fake, tmp_path, SSL_CERT_FILE=str(target))
+        result = run_cli(args, cwd=tmp_path, env=env, input_text="q\n")
+        assert not fake.requests
+    said = result.stdout + result.stderr
+    assert result.code == 2, said
+    assert f"SSL_CERT_FILE names {target}" in said and "CA certificates" in said
+    assert "Traceback" not in said
